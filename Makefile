@@ -1,0 +1,39 @@
+# Two commands: `make test` and `make demo`. Both create .venv when it is missing.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: test demo bench lint typecheck unit venv clean
+
+$(STAMP): pyproject.toml
+	@command -v java >/dev/null 2>&1 || { echo "error: java not found. Install a Java 17 runtime (e.g. 'apt-get install openjdk-17-jre-headless') and run again." >&2; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+LINT_PATHS := fs_api fs_api_advanced fs_compat tests $(wildcard bench)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy --strict -p fs_api -p fs_api_advanced -p fs_compat
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest -q
+
+test: lint typecheck unit
+
+demo: $(STAMP)
+	$(PY) -m fs_compat.demo
+
+bench: $(STAMP)
+	$(PY) bench/state_ops.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,129 @@
+"""The default backend: an ordered in-memory KvStore."""
+
+from __future__ import annotations
+
+import bisect
+
+from ._errors import KvError
+from ._keys import ComplexKey
+from ._store import KvIterator, KvStore, ListKvIterator
+
+_Prefix = tuple[bytes, bytes, bytes]
+
+
+def _checked(key_group: object, key: object, namespace: object) -> _Prefix:
+    if type(key_group) is not bytes or type(key) is not bytes or type(namespace) is not bytes:
+        for name, part in (("key_group", key_group), ("key", key), ("namespace", namespace)):
+            if not isinstance(part, bytes):
+                raise KvError(f"{name} must be bytes, got {type(part).__name__}")
+        return (bytes(key_group), bytes(key), bytes(namespace))  # type: ignore[call-overload]
+    return (key_group, key, namespace)
+
+
+def _user_key(ck: ComplexKey) -> bytes:
+    uk = ck.user_key
+    if not isinstance(uk, bytes):
+        raise KvError(f"user_key must be bytes, got {type(uk).__name__}")
+    return uk
+
+
+class MemoryKvStore(KvStore):
+    """An in-memory KvStore: one dict per (key_group, key, namespace), so a point access is a
+    dict lookup and a scan sorts only that group's user keys.
+
+    >>> store = MemoryKvStore()
+    >>> store.put(ComplexKey(b"g", b"k", b"ns", b"b"), b"2")
+    >>> store.put(ComplexKey(b"g", b"k", b"ns", b"a"), b"1")
+    >>> list(store.scan_complex(b"g", b"k", b"ns"))
+    [(b'a', b'1'), (b'b', b'2')]
+    """
+
+    __slots__ = ("_complex", "_plain")
+
+    def __init__(self) -> None:
+        self._plain: dict[bytes, bytes] = {}
+        self._complex: dict[_Prefix, dict[bytes, bytes]] = {}
+
+    # Plain keyspace.
+    def put_state(self, key: bytes, value: bytes) -> None:
+        self._plain[_plain_key(key)] = bytes(value)
+
+    def get_state(self, key: bytes) -> bytes | None:
+        return self._plain.get(_plain_key(key))
+
+    def delete_state(self, key: bytes) -> None:
+        self._plain.pop(_plain_key(key), None)
+
+    def list_states(self, start_inclusive: bytes, end_exclusive: bytes) -> list[bytes]:
+        return _in_range(self._plain, start_inclusive, end_exclusive)
+
+    # Complex keyspace.
+    def put(self, key: ComplexKey, value: bytes) -> None:
+        prefix = _checked(key.key_group, key.key, key.namespace)
+        entries = self._complex.get(prefix)
+        if entries is None:
+            entries = self._complex[prefix] = {}
+        entries[_user_key(key)] = bytes(value)
+
+    def get(self, key: ComplexKey) -> bytes | None:
+        entries = self._complex.get(_checked(key.key_group, key.key, key.namespace))
+        if entries is None:
+            return None
+        return entries.get(_user_key(key))
+
+    def delete(self, key: ComplexKey) -> None:
+        prefix = _checked(key.key_group, key.key, key.namespace)
+        entries = self._complex.get(prefix)
+        if entries is not None:
+            entries.pop(_user_key(key), None)
+            if not entries:
+                del self._complex[prefix]
+
+    def merge(self, key: ComplexKey, value: bytes) -> None:
+        prefix = _checked(key.key_group, key.key, key.namespace)
+        entries = self._complex.get(prefix)
+        if entries is None:
+            entries = self._complex[prefix] = {}
+        uk = _user_key(key)
+        entries[uk] = entries.get(uk, b"") + bytes(value)
+
+    def delete_prefix(self, key: ComplexKey) -> None:
+        self._complex.pop(_checked(key.key_group, key.key, key.namespace), None)
+
+    def list_complex(
+        self,
+        key_group: bytes,
+        key: bytes,
+        namespace: bytes,
+        start_inclusive: bytes,
+        end_exclusive: bytes,
+    ) -> list[bytes]:
+        entries = self._complex.get(_checked(key_group, key, namespace))
+        if not entries:
+            return []
+        return _in_range(entries, start_inclusive, end_exclusive)
+
+    def scan_complex(self, key_group: bytes, key: bytes, namespace: bytes) -> KvIterator:
+        entries = self._complex.get(_checked(key_group, key, namespace))
+        if not entries:
+            return ListKvIterator(())
+        return ListKvIterator(sorted(entries.items()))
+
+    def __len__(self) -> int:
+        """Number of entries in both keyspaces."""
+        return len(self._plain) + sum(len(e) for e in self._complex.values())
+
+
+def _plain_key(key: object) -> bytes:
+    if type(key) is bytes:
+        return key
+    if isinstance(key, bytes):
+        return bytes(key)
+    raise KvError(f"state key must be bytes, got {type(key).__name__}")
+
+
+def _in_range(entries: dict[bytes, bytes], start: bytes, end: bytes) -> list[bytes]:
+    keys = sorted(entries)
+    lo = bisect.bisect_left(keys, _plain_key(start))
+    hi = bisect.bisect_left(keys, _plain_key(end))
+    return keys[lo:hi] if lo < hi else []

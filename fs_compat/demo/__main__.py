@@ -1,0 +1,3 @@
+from fs_compat.demo import main
+
+main()
