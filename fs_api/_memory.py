@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import bisect
 
-from ._errors import KvError
-from ._keys import ComplexKey
+from ._keys import ComplexKey, check_part
 from ._store import KvIterator, KvStore, ListKvIterator
 
 _Prefix = tuple[bytes, bytes, bytes]
@@ -13,18 +12,26 @@ _Prefix = tuple[bytes, bytes, bytes]
 
 def _checked(key_group: object, key: object, namespace: object) -> _Prefix:
     if type(key_group) is not bytes or type(key) is not bytes or type(namespace) is not bytes:
-        for name, part in (("key_group", key_group), ("key", key), ("namespace", namespace)):
-            if not isinstance(part, bytes):
-                raise KvError(f"{name} must be bytes, got {type(part).__name__}")
-        return (bytes(key_group), bytes(key), bytes(namespace))  # type: ignore[call-overload]
+        # Same rules as the persistent backends: bytes-like parts are accepted, anything else is a KvError.
+        return (
+            bytes(check_part("key_group", key_group)),
+            bytes(check_part("key", key)),
+            bytes(check_part("namespace", namespace)),
+        )
     return (key_group, key, namespace)
 
 
 def _user_key(ck: ComplexKey) -> bytes:
     uk = ck.user_key
-    if not isinstance(uk, bytes):
-        raise KvError(f"user_key must be bytes, got {type(uk).__name__}")
-    return uk
+    if type(uk) is bytes:
+        return uk
+    return bytes(check_part("user_key", uk))
+
+
+def _value(value: object) -> bytes:
+    if type(value) is bytes:
+        return value
+    return bytes(check_part("value", value))
 
 
 class MemoryKvStore(KvStore):
@@ -46,7 +53,7 @@ class MemoryKvStore(KvStore):
 
     # Plain keyspace.
     def put_state(self, key: bytes, value: bytes) -> None:
-        self._plain[_plain_key(key)] = bytes(value)
+        self._plain[_plain_key(key)] = _value(value)
 
     def get_state(self, key: bytes) -> bytes | None:
         return self._plain.get(_plain_key(key))
@@ -55,37 +62,41 @@ class MemoryKvStore(KvStore):
         self._plain.pop(_plain_key(key), None)
 
     def list_states(self, start_inclusive: bytes, end_exclusive: bytes) -> list[bytes]:
-        return _in_range(self._plain, start_inclusive, end_exclusive)
+        start = check_part("start_inclusive", start_inclusive)
+        return _in_range(self._plain, start, check_part("end_exclusive", end_exclusive))
 
     # Complex keyspace.
     def put(self, key: ComplexKey, value: bytes) -> None:
         prefix = _checked(key.key_group, key.key, key.namespace)
+        uk, data = _user_key(key), _value(value)
         entries = self._complex.get(prefix)
         if entries is None:
             entries = self._complex[prefix] = {}
-        entries[_user_key(key)] = bytes(value)
+        entries[uk] = data
 
     def get(self, key: ComplexKey) -> bytes | None:
         entries = self._complex.get(_checked(key.key_group, key.key, key.namespace))
+        uk = _user_key(key)
         if entries is None:
             return None
-        return entries.get(_user_key(key))
+        return entries.get(uk)
 
     def delete(self, key: ComplexKey) -> None:
         prefix = _checked(key.key_group, key.key, key.namespace)
+        uk = _user_key(key)
         entries = self._complex.get(prefix)
         if entries is not None:
-            entries.pop(_user_key(key), None)
+            entries.pop(uk, None)
             if not entries:
                 del self._complex[prefix]
 
     def merge(self, key: ComplexKey, value: bytes) -> None:
         prefix = _checked(key.key_group, key.key, key.namespace)
+        uk, data = _user_key(key), _value(value)
         entries = self._complex.get(prefix)
         if entries is None:
             entries = self._complex[prefix] = {}
-        uk = _user_key(key)
-        entries[uk] = entries.get(uk, b"") + bytes(value)
+        entries[uk] = entries.get(uk, b"") + data
 
     def delete_prefix(self, key: ComplexKey) -> None:
         self._complex.pop(_checked(key.key_group, key.key, key.namespace), None)
@@ -99,9 +110,11 @@ class MemoryKvStore(KvStore):
         end_exclusive: bytes,
     ) -> list[bytes]:
         entries = self._complex.get(_checked(key_group, key, namespace))
+        start = check_part("start_inclusive", start_inclusive)
+        end = check_part("end_exclusive", end_exclusive)
         if not entries:
             return []
-        return _in_range(entries, start_inclusive, end_exclusive)
+        return _in_range(entries, start, end)
 
     def scan_complex(self, key_group: bytes, key: bytes, namespace: bytes) -> KvIterator:
         entries = self._complex.get(_checked(key_group, key, namespace))
@@ -117,13 +130,11 @@ class MemoryKvStore(KvStore):
 def _plain_key(key: object) -> bytes:
     if type(key) is bytes:
         return key
-    if isinstance(key, bytes):
-        return bytes(key)
-    raise KvError(f"state key must be bytes, got {type(key).__name__}")
+    return bytes(check_part("state key", key))
 
 
 def _in_range(entries: dict[bytes, bytes], start: bytes, end: bytes) -> list[bytes]:
     keys = sorted(entries)
-    lo = bisect.bisect_left(keys, _plain_key(start))
-    hi = bisect.bisect_left(keys, _plain_key(end))
+    lo = bisect.bisect_left(keys, start)
+    hi = bisect.bisect_left(keys, end)
     return keys[lo:hi] if lo < hi else []

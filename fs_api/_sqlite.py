@@ -85,7 +85,7 @@ class SqliteKvStore(KvStore):
     # Plain keyspace.
     def put_state(self, key: bytes, value: bytes) -> None:
         k = PLAIN_TAG + check_part("state key", key)
-        self._write("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", (k, bytes(value)))
+        self._write("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", (k, check_part("value", value)))
 
     def get_state(self, key: bytes) -> bytes | None:
         return self._read(PLAIN_TAG + check_part("state key", key))
@@ -103,7 +103,8 @@ class SqliteKvStore(KvStore):
 
     # Complex keyspace.
     def put(self, key: ComplexKey, value: bytes) -> None:
-        self._write("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", (physical_key(key), bytes(value)))
+        v = check_part("value", value)
+        self._write("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", (physical_key(key), v))
 
     def get(self, key: ComplexKey) -> bytes | None:
         return self._read(physical_key(key))
@@ -112,9 +113,9 @@ class SqliteKvStore(KvStore):
         self._write("DELETE FROM kv WHERE k = ?", (physical_key(key),))
 
     def merge(self, key: ComplexKey, value: bytes) -> None:
-        k = physical_key(key)
+        k, v = physical_key(key), check_part("value", value)
         old = self._read(k)
-        self._write("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", (k, (old or b"") + bytes(value)))
+        self._write("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", (k, (old or b"") + v))
 
     def delete_prefix(self, key: ComplexKey) -> None:
         lo = prefix_of(key.key_group, key.key, key.namespace)

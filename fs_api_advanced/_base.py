@@ -67,13 +67,27 @@ class Ttl:
         return now >= ts + self.ttl_ms
 
 
+class TtlCleanupQueue:
+    """Which (factory, primary key, namespace) entries hold TTL state, and a lazy cursor over them
+    for incremental cleanup. Factories of one state that differ only in key group share a queue
+    (``share_ttl_cleanup``), so accesses under any key group clean up idle keys of every group, as
+    Flink's incremental cleanup walks the whole state table."""
+
+    __slots__ = ("cursor", "index")
+
+    def __init__(self) -> None:
+        self.index: dict[tuple[KeyedFactoryBase, bytes, bytes], None] = {}
+        self.cursor: list[tuple[KeyedFactoryBase, bytes, bytes]] = []
+
+
 class KeyedFactoryBase:
     """Store, key group and optional TTL of a keyed state factory.
 
     With TTL, the factory remembers which (primary key, namespace) pairs hold state, and each
     state access checks up to ``incremental_cleanup_size`` of them for expired entries (Flink's
     incremental cleanup), so an idle key's expired state is removed too. ``purge_expired()``
-    checks them all, for cleanup when state is snapshotted.
+    checks them all, for cleanup when state is snapshotted. Factories sharing a cleanup queue
+    (``share_ttl_cleanup``) clean up each other's entries.
     """
 
     _kind = "keyed"
@@ -89,8 +103,7 @@ class KeyedFactoryBase:
         self._store = store
         self._key_group = as_bytes(f"{self._kind} state factory key_group", key_group)
         self._ttl = Ttl(ttl, clock or system_clock) if ttl is not None else None
-        self._index: dict[tuple[bytes, bytes], None] = {}
-        self._cursor: list[tuple[bytes, bytes]] = []
+        self._cleanup = TtlCleanupQueue()
 
     @property
     def store(self) -> KvStore:
@@ -108,36 +121,47 @@ class KeyedFactoryBase:
         return ComplexKey(self._key_group, primary_key, namespace, user_key)
 
     # TTL cleanup.
+    @property
+    def ttl_cleanup_queue(self) -> TtlCleanupQueue:
+        return self._cleanup
+
+    def share_ttl_cleanup(self, other: KeyedFactoryBase) -> None:
+        """Use ``other``'s cleanup queue (same state, another key group) from now on."""
+        if other._cleanup is not self._cleanup:
+            other._cleanup.index.update(self._cleanup.index)
+            self._cleanup = other._cleanup
+
     def note_written(self, primary_key: bytes, namespace: bytes) -> None:
         """Record that (primary_key, namespace) holds TTL state, and run incremental cleanup."""
-        self._index[(primary_key, namespace)] = None
+        self._cleanup.index[(self, primary_key, namespace)] = None
         self.cleanup_incrementally()
 
     def cleanup_incrementally(self) -> None:
-        ttl = self._ttl
+        ttl, queue = self._ttl, self._cleanup
         if ttl is None:
             return
         budget = ttl.config.incremental_cleanup_size
-        if budget <= 0 or not self._index:
+        index = queue.index
+        if budget <= 0 or not index:
             return
         now = ttl.clock()
-        for _ in range(min(budget, len(self._index))):
-            if not self._cursor:
-                self._cursor = list(self._index)
-            pk, ns = self._cursor.pop()
-            if (pk, ns) in self._index and self.purge(pk, ns, now):
-                del self._index[(pk, ns)]
+        for _ in range(min(budget, len(index))):
+            if not queue.cursor:
+                queue.cursor = list(index)
+            entry = queue.cursor.pop()
+            if entry in index and entry[0].purge(entry[1], entry[2], now):
+                del index[entry]
 
     def purge_expired(self) -> int:
-        """Remove every expired entry now; returns how many (primary key, namespace) pairs
-        were emptied."""
+        """Remove every expired entry now (of every factory sharing this one's cleanup queue);
+        returns how many (primary key, namespace) pairs were emptied."""
         if self._ttl is None:
             return 0
-        now = self._ttl.clock()
-        emptied = [pair for pair in list(self._index) if self.purge(pair[0], pair[1], now)]
-        for pair in emptied:
-            del self._index[pair]
-        self._cursor = []
+        now, index = self._ttl.clock(), self._cleanup.index
+        emptied = [entry for entry in list(index) if entry[0].purge(entry[1], entry[2], now)]
+        for entry in emptied:
+            del index[entry]
+        self._cleanup.cursor = []
         return len(emptied)
 
     def purge(self, primary_key: bytes, namespace: bytes, now: int) -> bool:

@@ -92,7 +92,10 @@ class FloatCodec(Codec[float]):
     def encode(self, value: float) -> bytes:
         if not isinstance(value, (int, float)):
             raise TypeError(f"FloatCodec expects a float, got {type(value).__name__}: {value!r}")
-        (bits,) = _U64.unpack(_DOUBLE.pack(value))
+        try:
+            (bits,) = _U64.unpack(_DOUBLE.pack(value))
+        except (OverflowError, struct.error) as exc:  # an int too large for a double
+            raise ValueError(f"Value out of 64-bit float range: {value}") from exc
         bits = (~bits & _MASK) if bits & _SIGN else bits ^ _SIGN
         return _U64.pack(bits)
 

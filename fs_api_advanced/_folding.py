@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar, overload
 
+from fs_api import KvStore
+
 from ._base import HasStores, KeyedFactoryBase, require
 from ._codecs import Codec, PickleCodec, default_codec_for
 from ._ttl import Clock, TtlConfig
@@ -51,7 +53,7 @@ class KeyedReducingStateFactory(KeyedFactoryBase, Generic[V]):
 
     def __init__(
         self,
-        store: Any,
+        store: KvStore,
         key_group: bytes,
         value_codec: Codec[V],
         reduce_func: ReduceFunc[V],
@@ -144,7 +146,7 @@ class KeyedAggregatingStateFactory(KeyedFactoryBase, Generic[T, ACC, R]):
 
     def __init__(
         self,
-        store: Any,
+        store: KvStore,
         key_group: bytes,
         acc_codec: Codec[ACC],
         agg_func: AggregateFunc[T, ACC, R],

@@ -6,6 +6,8 @@ import struct
 from collections.abc import Iterable
 from typing import Any, Generic, TypeVar, overload
 
+from fs_api import KvStore
+
 from ._base import TS_SIZE, HasStores, KeyedFactoryBase, Ttl, as_bytes, require
 from ._codecs import Codec, PickleCodec, default_codec_for
 from ._ttl import Clock, TtlConfig
@@ -43,7 +45,10 @@ class ListFraming:
             return [(0, blob[i : i + n]) for i in range(0, len(blob), n)]
         out: list[tuple[int, bytes]] = []
         pos, end, ttl = 0, len(blob), self.ttl is not None
+        head = (TS_SIZE if ttl else 0) + 4
         while pos < end:
+            if pos + head > end:
+                raise ValueError(f"list state blob truncated: {end - pos} bytes left at offset {pos}")
             ts = 0
             if ttl:
                 (ts,) = _TS.unpack_from(blob, pos)
@@ -72,7 +77,7 @@ class KeyedListStateFactory(KeyedFactoryBase, Generic[V]):
 
     def __init__(
         self,
-        store: Any,
+        store: KvStore,
         key_group: bytes,
         value_codec: Codec[V],
         *,

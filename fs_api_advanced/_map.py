@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar, overload
 
-from fs_api import KvError
+from fs_api import KvError, KvStore
 
 from ._base import HasStores, KeyedFactoryBase, as_bytes, require
 from ._codecs import BytesCodec, Codec, PickleCodec, default_codec_for
@@ -40,7 +40,7 @@ class KeyedMapStateFactory(KeyedFactoryBase, Generic[MK, MV]):
 
     def __init__(
         self,
-        store: Any,
+        store: KvStore,
         key_group: bytes,
         map_key_codec: Codec[MK],
         map_value_codec: Codec[MV],

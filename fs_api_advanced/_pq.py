@@ -6,6 +6,8 @@ import struct
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar, overload
 
+from fs_api import KvStore
+
 from ._base import HasStores, KeyedFactoryBase, as_bytes, require
 from ._codecs import Codec, IntCodec, default_codec_for
 from ._map import ensure_ordered_key_codec
@@ -16,7 +18,12 @@ _COUNT = struct.Struct(">Q")
 
 def _count(raw: bytes) -> int:
     # FunctionStream stores an empty value (one copy); we store how many copies were added.
-    return _COUNT.unpack(raw)[0] if raw else 1
+    if not raw:
+        return 1
+    if len(raw) != _COUNT.size:
+        raise ValueError(f"priority queue entry count must be {_COUNT.size} bytes, got {len(raw)}")
+    n: int = _COUNT.unpack(raw)[0]
+    return n
 
 
 class KeyedPriorityQueueStateFactory(KeyedFactoryBase, Generic[V]):
@@ -33,7 +40,7 @@ class KeyedPriorityQueueStateFactory(KeyedFactoryBase, Generic[V]):
 
     _kind = "keyed priority queue"
 
-    def __init__(self, store: Any, key_group: bytes, item_codec: Codec[V]) -> None:
+    def __init__(self, store: KvStore, key_group: bytes, item_codec: Codec[V]) -> None:
         super().__init__(store, key_group)
         require("keyed priority queue state factory item codec", item_codec)
         ensure_ordered_key_codec(item_codec, "priority queue state")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar, overload
 
+from fs_api import KvStore
+
 from ._base import HasStores, KeyedFactoryBase, as_bytes, require
 from ._codecs import Codec, PickleCodec, default_codec_for
 from ._ttl import Clock, TtlConfig
@@ -27,8 +29,9 @@ class ValueCell:
 
     def read_raw(self, *, for_update: bool = False) -> bytes | None:
         """The stored payload or None. With TTL an expired payload is removed, and returned this
-        once only under ReturnExpiredIfNotCleanedUp and not ``for_update`` (an update starts
-        afresh, as Flink's TTL reducing/aggregating states do)."""
+        once only under ReturnExpiredIfNotCleanedUp: then a ``for_update`` read (reducing and
+        aggregating ``add``) folds it in, as Flink's ``getUnexpired`` does; a ``for_update`` read
+        does not refresh the timestamp, the write that follows does."""
         raw = self._store.get(self._ck)
         ttl = self._factory._ttl
         if ttl is None or raw is None:
@@ -38,7 +41,7 @@ class ValueCell:
         if ttl.expired(ts, now):
             self._store.delete(self._ck)
             self._factory.cleanup_incrementally()
-            return payload if ttl.return_expired and not for_update else None
+            return payload if ttl.return_expired else None
         if ttl.refresh_on_read and not for_update:
             self._store.put(self._ck, ttl.stamp(payload, now))
         self._factory.cleanup_incrementally()
@@ -74,7 +77,7 @@ class KeyedValueStateFactory(KeyedFactoryBase, Generic[V]):
 
     def __init__(
         self,
-        store: Any,
+        store: KvStore,
         key_group: bytes,
         value_codec: Codec[V],
         *,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fs_api import Context, FSProcessorDriver
+from fs_api import ComplexKey, Context, FSProcessorDriver, KvStore, MemoryKvStore, SqliteKvStore
 from fs_api.testing import LocalContext
-from fs_api_advanced import KeyedValueState, KeyedValueStateFactory, ValueState
+from fs_api_advanced import IntCodec, KeyedValueState, KeyedValueStateFactory, PickleCodec, ValueState
 from fs_compat import demo
 
 
@@ -70,6 +70,43 @@ def test_keyed_counter_state_is_isolated_per_key_and_store() -> None:
     assert other.new_keyed_value(b"bbbbbbbb", b"count").value() == (None, False)
     elsewhere = KeyedValueStateFactory.from_context_auto_codec(ctx, "other-store", b"by_key", int)
     assert elsewhere.new_keyed_value(b"aaaaaaaa", b"count").value() == (None, False)
+
+
+def test_counter_state_lives_in_the_store_not_the_processor() -> None:
+    ctx = LocalContext()
+    for data in (b"x", b"y", b"z"):
+        CounterProcessor().process(ctx, 0, data)  # a new instance per record
+    assert ctx.emitted == [(b"1", 0), (b"2", 0), (b"3", 0)]
+    assert ValueState.from_context_auto_codec(ctx, "my-store").value() == 3
+    raw = ctx.getOrCreateKVStore("my-store").get(ComplexKey(b"", b"", b"", b""))
+    assert raw is not None and PickleCodec().decode(raw) == 3
+
+
+def test_keyed_counter_physical_layout() -> None:
+    ctx = LocalContext()
+    proc = KeyedCounterProcessor()
+    proc.init(ctx, {})
+    for data in (b"abcdefgh-1", b"abcdefgh-2", b"zz"):
+        proc.process(ctx, 0, data)
+    assert ctx.emitted == [(b"1", 0), (b"2", 0), (b"1", 0)]
+    store = ctx.getOrCreateKVStore("counters")
+    assert store.get(ComplexKey(b"by_key", b"abcdefgh", b"count", b"")) == IntCodec().encode(2)
+    assert store.get(ComplexKey(b"by_key", b"zz", b"count", b"")) == IntCodec().encode(1)
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_seed_processors_give_the_same_output_on_every_backend(backend: str) -> None:
+    def make_store(_name: str) -> KvStore:
+        return MemoryKvStore() if backend == "memory" else SqliteKvStore()
+
+    ctx = LocalContext(store_factory=make_store)
+    counter, keyed = CounterProcessor(), KeyedCounterProcessor()
+    keyed.init(ctx, {})
+    for data in (b"key-0001", b"key-0002", b"key-0001", b"key-0001"):
+        counter.process(ctx, 0, data)
+        keyed.process(ctx, 0, data)
+    ctx.close()
+    assert [d for d, _ in ctx.emitted] == [b"1", b"1", b"2", b"1", b"3", b"2", b"4", b"3"]
 
 
 def test_demo_counts_bundled_events() -> None:
