@@ -1,0 +1,237 @@
+"""``Configuration``: PyFlink's key/value configuration, in pure Python with Flink's conversions."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any, overload
+
+_Value = str | int | float | bool | bytes
+
+_SENSITIVE = ("password", "secret", "token", "apikey", "api-key", "auth-params", "service-key", "jaas.config")
+
+
+def _java_double(v: float) -> str:
+    """Java's ``Double.toString``."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0 or 1e-3 <= abs(v) < 1e7:
+        text = repr(float(v))
+        return text if "." in text else text + ".0"
+    sign, digits, exp = Decimal(repr(float(v))).normalize().as_tuple()
+    assert isinstance(exp, int)
+    text = "".join(map(str, digits))
+    return ("-" if sign else "") + f"{text[0]}.{text[1:] or '0'}E{len(digits) + exp - 1}"
+
+
+def _to_string(value: _Value) -> str:
+    """A stored value as Flink's ``ConfigurationUtils.convertToString`` shows it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _java_double(value)
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    return str(value)
+
+
+class Configuration:
+    """Lightweight configuration object which stores key/value pairs.
+
+    Values keep the type they were set with; getters convert as Flink does (``"5"`` reads as
+    the integer 5, ``True`` as the string ``"true"``) and return the default for missing keys.
+
+    >>> config = Configuration().set_integer("parallelism.default", 4).set_boolean("a.b", True)
+    >>> config.get_string("parallelism.default", ""), config.get_boolean("a.b", False)
+    ('4', True)
+    >>> config.get_integer("missing", 7), config.to_dict()
+    (7, {'parallelism.default': '4', 'a.b': 'true'})
+    """
+
+    def __init__(self, other: Configuration | None = None, j_configuration: Any = None) -> None:
+        if j_configuration is not None:
+            raise NotImplementedError(
+                "Configuration(j_configuration=...): fs_compat runs without a JVM; "
+                "use Configuration.from_dict or the set_* methods"
+            )
+        self._data: dict[str, _Value] = dict(other._data) if other is not None else {}
+
+    @classmethod
+    def from_dict(cls, map: dict[str, str]) -> Configuration:
+        """A configuration holding the string pairs of ``map``."""
+        config = cls()
+        for key, value in map.items():
+            config.set_string(key, value)
+        return config
+
+    def _raw(self, key: str) -> _Value | None:
+        return self._data.get(key)
+
+    def _fail(self, key: str, value: _Value, kind: str) -> ValueError:
+        return ValueError(f"Could not parse value '{_to_string(value)}' for key '{key}' as {kind}.")
+
+    @overload
+    def get_string(self, key: str, default_value: str) -> str: ...
+    @overload
+    def get_string(self, key: str, default_value: None) -> str | None: ...
+    def get_string(self, key: str, default_value: str | None) -> str | None:
+        """The value of ``key`` as a string, or ``default_value``."""
+        value = self._raw(key)
+        return default_value if value is None else _to_string(value)
+
+    def set_string(self, key: str, value: str) -> Configuration:
+        self._data[_check_key(key)] = str(value)
+        return self
+
+    @staticmethod
+    def parse_list_value(value: str) -> list[str]:
+        """A list setting: ``a;b`` or ``[a, b]`` (quotes around items are dropped)."""
+        if not value:
+            return []
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            items = [item.strip() for item in text[1:-1].split(",")]
+            return [item.strip("'\"") for item in items if item]
+        return value.split(";")
+
+    def get_integer(self, key: str, default_value: int) -> int:
+        """The value of ``key`` as an integer, or ``default_value``; ``ValueError`` when the value
+        is not an integer."""
+        value = self._raw(key)
+        if value is None:
+            return default_value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                pass
+        raise self._fail(key, value, "an integer")
+
+    def set_integer(self, key: str, value: int) -> Configuration:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(
+                f"set_integer expects an int for key '{key}', got {type(value).__name__}: {value!r}"
+            )
+        self._data[_check_key(key)] = value
+        return self
+
+    def get_boolean(self, key: str, default_value: bool) -> bool:
+        """The value of ``key`` as a boolean (``true``/``false``, any case), or ``default_value``."""
+        value = self._raw(key)
+        if value is None:
+            return default_value
+        if isinstance(value, bool):
+            return value
+        text = _to_string(value).upper()
+        if text == "TRUE":
+            return True
+        if text == "FALSE":
+            return False
+        raise self._fail(key, value, "a boolean")
+
+    def set_boolean(self, key: str, value: bool) -> Configuration:
+        if not isinstance(value, bool):
+            raise TypeError(
+                f"set_boolean expects a bool for key '{key}', got {type(value).__name__}: {value!r}"
+            )
+        self._data[_check_key(key)] = value
+        return self
+
+    def get_float(self, key: str, default_value: float) -> float:
+        """The value of ``key`` as a float, or ``default_value`` (as a float)."""
+        value = self._raw(key)
+        if value is None:
+            return float(default_value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                pass
+        raise self._fail(key, value, "a float")
+
+    def set_float(self, key: str, value: float) -> Configuration:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(
+                f"set_float expects a float for key '{key}', got {type(value).__name__}: {value!r}"
+            )
+        self._data[_check_key(key)] = float(value)
+        return self
+
+    def get_bytearray(self, key: str, default_value: bytearray) -> bytearray:
+        """The bytes stored under ``key``, or ``default_value``."""
+        value = self._raw(key)
+        if value is None:
+            return default_value
+        if isinstance(value, bytes):
+            return bytearray(value)
+        raise ValueError(f"Configuration cannot convert object of type {type(value).__name__} to byte array.")
+
+    def set_bytearray(self, key: str, value: bytearray | bytes) -> Configuration:
+        if not isinstance(value, (bytes, bytearray)):
+            raise TypeError(
+                f"set_bytearray expects bytes for key '{key}', got {type(value).__name__}: {value!r}"
+            )
+        self._data[_check_key(key)] = bytes(value)
+        return self
+
+    def key_set(self) -> set[str]:
+        return set(self._data)
+
+    def keys(self) -> list[str]:
+        """The keys, in the order they were first set."""
+        return list(self._data)
+
+    def add_all_to_dict(self, target_dict: dict[str, Any]) -> None:
+        """Adds every entry, with its stored value, to ``target_dict``."""
+        target_dict.update(self._data)
+
+    def add_all(self, other: Configuration, prefix: str | None = None) -> Configuration:
+        """Adds the entries of ``other``, their keys prefixed with ``prefix`` if given."""
+        for key, value in other._data.items():
+            self._data[key if prefix is None else prefix + key] = value
+        return self
+
+    def contains_key(self, key: str) -> bool:
+        return key in self._data
+
+    def to_dict(self) -> dict[str, str]:
+        """Every entry, values as strings."""
+        return {key: _to_string(value) for key, value in self._data.items()}
+
+    def remove_config(self, key: str) -> bool:
+        """Removes ``key``; whether it was there."""
+        return self._data.pop(key, None) is not None
+
+    def __deepcopy__(self, memodict: dict[int, Any] | None = None) -> Configuration:
+        return Configuration(self)
+
+    def __copy__(self) -> Configuration:
+        return Configuration(self)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Configuration) and self._data == other._data
+
+    def __hash__(self) -> int:
+        return hash(frozenset((k, v) for k, v in self._data.items()))
+
+    def __str__(self) -> str:
+        shown = {
+            k: "******" if any(s in k.lower() for s in _SENSITIVE) else _to_string(v)
+            for k, v in self._data.items()
+        }
+        return "{" + ", ".join(f"{k}={v}" for k, v in shown.items()) + "}"
+
+    def __repr__(self) -> str:
+        return f"Configuration({self})"
+
+
+def _check_key(key: object) -> str:
+    if not isinstance(key, str):
+        raise TypeError(f"configuration keys must be str, got {type(key).__name__}: {key!r}")
+    return key

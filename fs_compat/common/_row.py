@@ -1,0 +1,247 @@
+"""``Row`` and ``RowKind``: PyFlink's row type, field for field."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from enum import Enum
+from typing import Any, overload
+
+_INTERNAL = frozenset({"_fields", "_values", "_from_dict", "_row_kind"})
+
+
+class RowKind(Enum):
+    """The kind of change a row describes in a changelog; ``str`` gives Flink's short form.
+
+    >>> [str(kind) for kind in RowKind]
+    ['+I', '-U', '+U', '-D']
+    """
+
+    INSERT = 0
+    UPDATE_BEFORE = 1
+    UPDATE_AFTER = 2
+    DELETE = 3
+
+    def __str__(self) -> str:
+        return _SHORT[self.value]
+
+
+_SHORT = ("+I", "-U", "+U", "-D")
+
+
+def _create_row(fields: Sequence[str] | None, values: Sequence[Any], row_kind: RowKind | None = None) -> Row:
+    """A row of ``values`` named by ``fields`` (positional when ``None``); used by pickling."""
+    row = Row(*values)
+    if fields is not None:
+        row._fields = list(fields)
+    if row_kind is not None:
+        row._row_kind = row_kind
+    return row
+
+
+class Row:
+    """A fixed-length, null-aware row of values, with optional field names and a ``RowKind``.
+
+    Fields are read by position, by name (``row['name']``) or as attributes (``row.name``).
+    Named arguments keep their order; positional arguments make an unnamed row.
+
+    >>> row = Row(name="Alice", age=11)
+    >>> row
+    Row(name='Alice', age=11)
+    >>> row["name"], row.age, row[1]
+    ('Alice', 11, 11)
+    >>> "name" in row, "wrong_key" in row
+    (True, False)
+    >>> Row("a", 2)
+    <Row('a', 2)>
+
+    A row of names is a factory for rows with those names:
+
+    >>> Person = Row("name", "age")
+    >>> Person("Alice", 11)
+    Row(name='Alice', age=11)
+
+    Equality compares the row kind and the values (by name for named rows):
+
+    >>> Row(a=1, b=2) == Row(b=2, a=1)
+    True
+    >>> Row.of_kind(RowKind.DELETE, 1) == Row(1)
+    False
+    """
+
+    __slots__ = ("_fields", "_from_dict", "_row_kind", "_values")
+
+    _fields: list[str] | None
+    _values: list[Any]
+    _from_dict: bool
+    _row_kind: RowKind
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args and kwargs:
+            raise ValueError("Can not use both args and kwargs to create Row")
+        if kwargs:
+            names = list(kwargs)
+            self._fields = names
+            self._values = [kwargs[n] for n in names]
+            self._from_dict = True
+        else:
+            self._fields = None
+            self._values = list(args)
+            self._from_dict = False
+        self._row_kind = RowKind.INSERT
+
+    @staticmethod
+    def of_kind(row_kind: RowKind, *args: Any, **kwargs: Any) -> Row:
+        """A row of the given kind.
+
+        >>> Row.of_kind(RowKind.UPDATE_AFTER, a=1).get_row_kind()
+        <RowKind.UPDATE_AFTER: 2>
+        """
+        row = Row(*args, **kwargs)
+        row.set_row_kind(row_kind)
+        return row
+
+    def as_dict(self, recursive: bool = False) -> dict[str, Any]:
+        """The named fields as a dict; ``recursive`` turns nested rows (also in lists and dicts)
+        into dicts too. A ``TypeError`` for rows without names.
+
+        >>> Row(key=1, value=Row(name="a", age=2)).as_dict(True)
+        {'key': 1, 'value': {'name': 'a', 'age': 2}}
+        """
+        if self._fields is None:
+            raise TypeError("Cannot convert a Row class into dict")
+        if not recursive:
+            return dict(zip(self._fields, self._values, strict=False))
+        return dict(zip(self._fields, (_as_plain(v) for v in self._values), strict=False))
+
+    def get_row_kind(self) -> RowKind:
+        return self._row_kind
+
+    def set_row_kind(self, row_kind: RowKind) -> None:
+        if not isinstance(row_kind, RowKind):
+            raise TypeError(f"row_kind must be a RowKind, got {type(row_kind).__name__}: {row_kind!r}")
+        self._row_kind = row_kind
+
+    def set_field_names(self, field_names: list[str]) -> None:
+        self._fields = list(field_names)
+
+    def get_fields_by_names(self, names: list[str]) -> list[Any]:
+        """The values of ``names``, in that order.
+
+        >>> Row(a=1, b=2).get_fields_by_names(["b", "a"])
+        [2, 1]
+        """
+        if self._fields is None or names == self._fields:
+            return self._values
+        missing = sorted(set(names).difference(self._fields))
+        if missing:
+            raise ValueError(f"Field names {missing} not exist in {self._fields}.")
+        return [self._values[self._fields.index(n)] for n in names]
+
+    def _is_retract_msg(self) -> bool:
+        return self._row_kind in (RowKind.UPDATE_BEFORE, RowKind.DELETE)
+
+    def _is_accumulate_msg(self) -> bool:
+        return self._row_kind in (RowKind.UPDATE_AFTER, RowKind.INSERT)
+
+    def __contains__(self, item: object) -> bool:
+        if self._fields is not None:
+            return item in self._fields
+        return item in self._values
+
+    def __call__(self, *args: Any) -> Row:
+        """A new row with this row's values as its field names."""
+        if len(args) > len(self):
+            raise ValueError(
+                f"Can not create Row with fields {self}, expected {len(self)} values but got {args}"
+            )
+        return _create_row(self._values, args, self._row_kind)
+
+    @overload
+    def __getitem__(self, item: slice) -> list[Any]: ...
+    @overload
+    def __getitem__(self, item: int | str) -> Any: ...
+    def __getitem__(self, item: int | str | slice) -> Any:
+        if isinstance(item, (int, slice)):
+            return self._values[item]
+        if self._fields is None:
+            raise KeyError(f"Row {self!r} has no field names; cannot look up {item!r}")
+        try:
+            return self._values[self._fields.index(item)]
+        except IndexError:
+            raise KeyError(item) from None
+        except ValueError:
+            raise ValueError(item) from None
+
+    def __setitem__(self, key: int | str | slice, value: Any) -> None:
+        if isinstance(key, (int, slice)):
+            self._values[key] = value
+            return
+        if self._fields is None:
+            raise KeyError(key)
+        try:
+            self._values[self._fields.index(key)] = value
+        except IndexError:
+            raise KeyError(key) from None
+        except ValueError:
+            raise ValueError(value) from None
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("_") or self._fields is None:
+            raise AttributeError(item)
+        try:
+            return self._values[self._fields.index(item)]
+        except (IndexError, ValueError):
+            raise AttributeError(item) from None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key not in _INTERNAL:
+            raise AttributeError(key)
+        object.__setattr__(self, key, value)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _create_row, (self._fields, tuple(self._values), self._row_kind)
+
+    def __repr__(self) -> str:
+        if self._fields is not None:
+            return "Row({})".format(
+                ", ".join(f"{k}={v!r}" for k, v in zip(self._fields, self._values, strict=False))
+            )
+        return "<Row({})>".format(", ".join(repr(v) for v in self._values))
+
+    def _by_sorted_name(self) -> list[Any]:
+        assert self._fields is not None
+        fields = self._fields
+        return [self._values[fields.index(name)] for name in sorted(fields)]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Row) or self.__class__ is not other.__class__:
+            return False
+        if self._row_kind != other._row_kind:
+            return False
+        if self._fields is None or other._fields is None:
+            return self._fields is None and other._fields is None and self._values == other._values
+        if sorted(self._fields) != sorted(other._fields):
+            return False
+        return self._by_sorted_name() == other._by_sorted_name()
+
+    def __hash__(self) -> int:
+        # Consistent with __eq__: named rows hash their values in field-name order.
+        if self._fields is None:
+            return hash(tuple(self._values))
+        return hash(tuple(self._by_sorted_name()))
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+def _as_plain(obj: Any) -> Any:
+    if isinstance(obj, Row):
+        return obj.as_dict(True)
+    if isinstance(obj, list):
+        return [_as_plain(o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: _as_plain(v) for k, v in obj.items()}
+    return obj

@@ -1,0 +1,41 @@
+"""``pyflink.common.typeinfo``: ``from fs_compat.common.typeinfo import Types`` ports unchanged."""
+
+from ._typeinfo import (
+    BasicArrayTypeInfo,
+    BasicType,
+    BasicTypeInfo,
+    DateTypeInfo,
+    InstantTypeInfo,
+    ListTypeInfo,
+    MapTypeInfo,
+    ObjectArrayTypeInfo,
+    PickledBytesTypeInfo,
+    PrimitiveArrayTypeInfo,
+    RowTypeInfo,
+    SqlTimeTypeInfo,
+    TimestampTypeInfo,
+    TimeTypeInfo,
+    TupleTypeInfo,
+    TypeInformation,
+    Types,
+)
+
+__all__ = [
+    "BasicArrayTypeInfo",
+    "BasicType",
+    "BasicTypeInfo",
+    "DateTypeInfo",
+    "InstantTypeInfo",
+    "ListTypeInfo",
+    "MapTypeInfo",
+    "ObjectArrayTypeInfo",
+    "PickledBytesTypeInfo",
+    "PrimitiveArrayTypeInfo",
+    "RowTypeInfo",
+    "SqlTimeTypeInfo",
+    "TimeTypeInfo",
+    "TimestampTypeInfo",
+    "TupleTypeInfo",
+    "TypeInformation",
+    "Types",
+]

@@ -1,0 +1,5 @@
+"""``pyflink.common.types``: ``Row`` and ``RowKind``."""
+
+from ._row import Row, RowKind
+
+__all__ = ["Row", "RowKind"]
