@@ -1,0 +1,131 @@
+"""Adapters from PyFlink functions to the runtime's one Operator interface."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import cloudpickle
+
+from fs_api_advanced import PickleCodec
+from fs_compat.runtime import (
+    MAX_TIMESTAMP,
+    Operator,
+    OperatorRuntime,
+    SideOutput,
+    StateKind,
+    StateSpec,
+)
+
+from ._functions import BroadcastStates, Function, RuntimeContext, _Ctx
+from .output_tag import OutputTag
+
+Handler = Callable[[Any, Any, _Ctx, int], Any]
+
+
+def copy_function(fn: Any, what: str) -> Any:
+    """A fresh copy of a user function for one subtask (Flink deserializes one per task);
+    fails early and clearly when the function cannot be pickled."""
+    try:
+        return cloudpickle.loads(cloudpickle.dumps(fn))
+    except Exception as exc:
+        raise TypeError(f"{what}: the function {fn!r} cannot be pickled: {exc}") from exc
+
+
+def _outputs(result: Any, side_outputs: bool) -> Iterable[Any]:
+    if result is None:
+        return ()
+    if not side_outputs:
+        return result  # type: ignore[no-any-return]
+    return (
+        SideOutput(o[0].tag_id, o[1])
+        if type(o) is tuple and len(o) == 2 and isinstance(o[0], OutputTag)
+        else o
+        for o in result
+    )
+
+
+class FunctionOperator(Operator):
+    """Runs one user function: ``handler(fn, value, ctx, input_index)`` per element, and the
+    function's ``on_timer`` per timer."""
+
+    def __init__(
+        self,
+        fn: Any,
+        handler: Handler,
+        *,
+        side_outputs: bool = False,
+        broadcast_states: Iterable[str] = (),
+        conform: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.handler = handler
+        self.side_outputs = side_outputs
+        self.broadcast_states = tuple(broadcast_states)
+        self.conform = conform
+        self.ctx: _Ctx | None = None
+
+    def open(self, runtime: OperatorRuntime) -> None:
+        self.ctx = _Ctx(runtime, BroadcastStates(self.broadcast_states) if self.broadcast_states else None)
+        if isinstance(self.fn, Function):
+            self.fn.open(RuntimeContext(runtime))
+
+    def _out(self, result: Any) -> Iterable[Any]:
+        outs = _outputs(result, self.side_outputs)
+        conform = self.conform
+        if conform is None:
+            return outs
+        return [o if isinstance(o, SideOutput) else conform(o) for o in outs]
+
+    def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
+        assert self.ctx is not None
+        return self._out(self.handler(self.fn, value, self.ctx, runtime.input_index))
+
+    def on_timer(self, timestamp: int, runtime: OperatorRuntime) -> Iterable[Any]:
+        on_timer = getattr(self.fn, "on_timer", None)
+        if on_timer is None:
+            return ()
+        return self._out(on_timer(timestamp, self.ctx))
+
+    def close(self) -> None:
+        if isinstance(self.fn, Function):
+            self.fn.close()
+
+
+_REDUCE_SPEC = StateSpec("_reduce_state", StateKind.VALUE, PickleCodec())
+
+
+class ReduceOperator(Operator):
+    """KeyedStream.reduce: a rolling value per key. STREAMING emits every rolling value; BATCH
+    emits once per key, from a timer at the end of time (Flink's implementation)."""
+
+    def __init__(self, reduce: Callable[[Any, Any], Any], fn: Any, batch: bool, conform: Any = None) -> None:
+        self.reduce = reduce
+        self.fn = fn
+        self.batch = batch
+        self.conform = conform
+        self.state: Any = None
+
+    def open(self, runtime: OperatorRuntime) -> None:
+        self.state = runtime.get_state(_REDUCE_SPEC)
+        if isinstance(self.fn, Function):
+            self.fn.open(RuntimeContext(runtime))
+
+    def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
+        cur = self.state.value()
+        new = value if cur is None else self.reduce(cur, value)
+        if self.conform is not None:
+            new = self.conform(new)
+        self.state.update(new)
+        if self.batch:
+            runtime.timer_service.register_event_time_timer(MAX_TIMESTAMP)
+            return ()
+        return (new,)
+
+    def on_timer(self, timestamp: int, runtime: OperatorRuntime) -> Iterable[Any]:
+        value = self.state.value()
+        return () if value is None else (value,)
+
+    def close(self) -> None:
+        if isinstance(self.fn, Function):
+            self.fn.close()

@@ -1,0 +1,833 @@
+"""DataStream, KeyedStream, ConnectedStreams, broadcast streams and StreamExecutionEnvironment:
+PyFlink's names over the runtime's logical plan."""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from fs_compat.runtime import (
+    Edge,
+    LocalConfig,
+    Node,
+    OperatorNode,
+    RuntimeMode,
+    SinkNode,
+    SourceNode,
+    TimestampNode,
+    run_local,
+)
+
+from ._adapters import FunctionOperator, ReduceOperator, copy_function
+from ._format import java_str
+from ._functions import (
+    BroadcastProcessFunction,
+    CoFlatMapFunction,
+    CoMapFunction,
+    CoProcessFunction,
+    FilterFunction,
+    FlatMapFunction,
+    KeyedBroadcastProcessFunction,
+    KeyedCoProcessFunction,
+    KeyedProcessFunction,
+    KeySelector,
+    MapFunction,
+    ProcessFunction,
+    ReduceFunction,
+    SinkFunction,
+)
+from .output_tag import OutputTag
+
+if TYPE_CHECKING:
+    from fs_compat.common import Configuration, TypeInformation, WatermarkStrategy
+
+    from ._descriptors import MapStateDescriptor
+
+T = TypeVar("T")
+
+TARGET_KEY = "execution.target"
+TARGET_ENV = "FS_COMPAT_TARGET"
+
+
+class RuntimeExecutionMode(enum.Enum):
+    """STREAMING: every rolling result as records arrive. BATCH: Flink's batch semantics (one
+    key at a time, final results only)."""
+
+    STREAMING = 0
+    BATCH = 1
+    AUTOMATIC = 2
+
+
+class TimeCharacteristic(enum.Enum):
+    """Deprecated in Flink; accepted and ignored (event time is used when watermarks exist)."""
+
+    ProcessingTime = 0
+    IngestionTime = 1
+    EventTime = 2
+
+
+def _unsupported(api: str, instead: str) -> NotImplementedError:
+    return NotImplementedError(f"{api} is not supported by fs-compat; {instead}")
+
+
+def _check_fn(func: Any, base: type, method: str, what: str) -> Any:
+    """A user function of class ``base`` or a plain callable (wrapped as ``base``)."""
+    if isinstance(func, base):
+        return func
+    if callable(func):
+        return _Lambda(func, method)
+    raise TypeError(f"The input must be a {what} or a callable function!")
+
+
+class _Lambda:
+    """A plain callable standing in for a MapFunction/FlatMapFunction/FilterFunction/..."""
+
+    def __init__(self, fn: Callable[..., Any], method: str) -> None:
+        self._fn = fn
+        setattr(self, method, fn)
+
+    def __repr__(self) -> str:
+        return repr(self._fn)
+
+
+def _key_fn(key_selector: Any) -> Callable[[Any], Any]:
+    if isinstance(key_selector, KeySelector):
+        return key_selector.get_key
+    if callable(key_selector):
+        return key_selector  # type: ignore[no-any-return]
+    raise TypeError("Parameter key_selector should be type of KeySelector or a callable function!")
+
+
+def _conformer(type_info: Any) -> Callable[[Any], Any] | None:
+    """Values of a stream with a row or tuple output type take that shape, as PyFlink's coders
+    make them: a tuple becomes a named Row (f0, f1, ... unless named)."""
+    if type_info is None:
+        return None
+    from fs_compat.common import Row, RowTypeInfo, TupleTypeInfo
+
+    if isinstance(type_info, RowTypeInfo):
+        names = list(type_info.get_field_names())
+
+        def to_row(value: Any) -> Any:
+            if isinstance(value, Row):
+                return value
+            if isinstance(value, (tuple, list)):
+                return Row(*names)(*value)
+            return value
+
+        return to_row
+    if isinstance(type_info, TupleTypeInfo):
+        return lambda v: tuple(v) if isinstance(v, (list, Row)) else v
+    return None
+
+
+# Handlers: how each function kind handles one element. -----------------------------------------
+
+
+def _h_map(fn: Any, v: Any, ctx: Any, i: int) -> Any:
+    return (fn.map(v),)
+
+
+def _h_flat_map(fn: Any, v: Any, ctx: Any, i: int) -> Any:
+    return fn.flat_map(v)
+
+
+def _h_filter(fn: Any, v: Any, ctx: Any, i: int) -> Any:
+    return (v,) if fn.filter(v) else ()
+
+
+def _h_process(fn: Any, v: Any, ctx: Any, i: int) -> Any:
+    return fn.process_element(v, ctx)
+
+
+def _h_co_map(fn: Any, v: Any, ctx: Any, i: int) -> Any:
+    return (fn.map1(v),) if i == 0 else (fn.map2(v),)
+
+
+def _h_co_flat_map(fn: Any, v: Any, ctx: Any, i: int) -> Any:
+    return fn.flat_map1(v) if i == 0 else fn.flat_map2(v)
+
+
+def _h_co_process(fn: Any, v: Any, ctx: Any, i: int) -> Any:
+    return fn.process_element1(v, ctx) if i == 0 else fn.process_element2(v, ctx)
+
+
+def _h_broadcast(fn: Any, v: Any, ctx: Any, i: int) -> Any:
+    return fn.process_element(v, ctx) if i == 0 else fn.process_broadcast_element(v, ctx)
+
+
+def _h_identity(fn: Any, v: Any, ctx: Any, i: int) -> Any:
+    return (v,)
+
+
+class DataStream(Generic[T]):
+    """A stream of values (PyFlink's DataStream). Build steps on it; ``env.execute()`` or
+    ``execute_and_collect()`` runs them."""
+
+    def __init__(
+        self,
+        env: StreamExecutionEnvironment,
+        node: Node,
+        output_type: Any = None,
+        side_tag: str | None = None,
+    ) -> None:
+        self._env = env
+        self._node = node
+        self._output_type = output_type
+        self._side_tag = side_tag
+
+    # Plumbing.
+    def _edge(self) -> Edge:
+        return Edge(self._node, side_tag=self._side_tag)
+
+    def _keyed(self) -> bool:
+        return False
+
+    def _step(
+        self,
+        name: str,
+        fn: Any,
+        handler: Any,
+        output_type: Any,
+        *,
+        side_outputs: bool = False,
+        extra: Sequence[Edge] = (),
+        broadcast_states: Sequence[str] = (),
+        keyed: bool | None = None,
+    ) -> DataStream[Any]:
+        keyed = self._keyed() if keyed is None else keyed
+        conform = _conformer(output_type)
+        template = copy_function(fn, f"step '{name}'")
+
+        def factory() -> FunctionOperator:
+            return FunctionOperator(
+                copy_function(template, f"step '{name}'"),
+                handler,
+                side_outputs=side_outputs,
+                broadcast_states=broadcast_states,
+                conform=conform,
+            )
+
+        node = OperatorNode(name, [self._edge(), *extra], operator_factory=factory, keyed=keyed)
+        return DataStream(self._env, node, output_type)
+
+    # PyFlink's DataStream API.
+    def get_name(self) -> str:
+        return self._node.name
+
+    def name(self, name: str) -> DataStream[T]:
+        self._node.name = name
+        return self
+
+    def uid(self, uid: str) -> DataStream[T]:
+        return self
+
+    def set_uid_hash(self, uid_hash: str) -> DataStream[T]:
+        return self
+
+    def set_parallelism(self, parallelism: int) -> DataStream[T]:
+        if parallelism < 1:
+            raise ValueError(f"parallelism must be >= 1, got {parallelism}")
+        self._node.parallelism = parallelism
+        return self
+
+    def set_max_parallelism(self, max_parallelism: int) -> DataStream[T]:
+        return self
+
+    def get_type(self) -> Any:
+        return self._output_type
+
+    def force_non_parallel(self) -> DataStream[T]:
+        self._node.parallelism = 1
+        return self
+
+    def slot_sharing_group(self, slot_sharing_group: Any) -> DataStream[T]:
+        return self
+
+    def set_description(self, description: str) -> DataStream[T]:
+        return self
+
+    def disable_chaining(self) -> DataStream[T]:
+        return self
+
+    def start_new_chain(self) -> DataStream[T]:
+        return self
+
+    # Partitioning has no effect on results; keyed steps partition by key themselves.
+    def forward(self) -> DataStream[T]:
+        return self
+
+    def rebalance(self) -> DataStream[T]:
+        return self
+
+    def rescale(self) -> DataStream[T]:
+        return self
+
+    def shuffle(self) -> DataStream[T]:
+        return self
+
+    def global_(self) -> DataStream[T]:
+        return self
+
+    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream[T]:
+        raise _unsupported("DataStream.partition_custom", "use key_by(...) to co-locate records by key")
+
+    def map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        fn = _check_fn(func, MapFunction, "map", "MapFunction")
+        return self._step("Map", fn, _h_map, output_type)
+
+    def flat_map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        fn = _check_fn(func, FlatMapFunction, "flat_map", "FlatMapFunction")
+        return self._step("FlatMap", fn, _h_flat_map, output_type)
+
+    def filter(self, func: Any) -> DataStream[T]:
+        fn = _check_fn(func, FilterFunction, "filter", "FilterFunction")
+        return self._step("Filter", fn, _h_filter, self._output_type)
+
+    def process(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        if not isinstance(func, ProcessFunction):
+            raise TypeError("ProcessFunction is required for DataStream.")
+        return self._step("Process", func, _h_process, output_type, side_outputs=True)
+
+    def key_by(self, key_selector: Any, key_type: TypeInformation[Any] | None = None) -> KeyedStream[T]:
+        return KeyedStream(self, _key_fn(key_selector), key_type)
+
+    def union(self, *streams: DataStream[Any]) -> DataStream[T]:
+        edges = [self._edge(), *(s._edge() for s in streams)]
+
+        def factory() -> FunctionOperator:
+            return FunctionOperator(None, _h_identity)
+
+        return DataStream(
+            self._env, OperatorNode("Union", edges, operator_factory=factory), self._output_type
+        )
+
+    def connect(self, ds: Any) -> Any:
+        if isinstance(ds, BroadcastStream):
+            return BroadcastConnectedStream(self, ds)
+        return ConnectedStreams(self, ds)
+
+    def broadcast(
+        self,
+        broadcast_state_descriptor: MapStateDescriptor[Any, Any] | None = None,
+        *other_broadcast_state_descriptors: MapStateDescriptor[Any, Any],
+    ) -> Any:
+        if broadcast_state_descriptor is None:
+            return self
+        return BroadcastStream(self, [broadcast_state_descriptor, *other_broadcast_state_descriptors])
+
+    def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy) -> DataStream[T]:
+        node = TimestampNode(
+            "Timestamps/Watermarks",
+            [self._edge()],
+            extract=watermark_strategy.extract_timestamp,
+            out_of_orderness_ms=watermark_strategy.max_out_of_orderness_ms,
+        )
+        return DataStream(self._env, node, self._output_type)
+
+    def get_side_output(self, output_tag: OutputTag[Any]) -> DataStream[Any]:
+        return DataStream(self._env, self._node, output_tag.type_info, side_tag=output_tag.tag_id)
+
+    def add_sink(self, sink_func: SinkFunction[T]) -> DataStreamSink:
+        return self._env._add_sink(SinkNode("Sink", [self._edge()], consume=sink_func.invoke))
+
+    def sink_to(self, sink: Any) -> DataStreamSink:
+        if isinstance(sink, SinkFunction):
+            return self.add_sink(sink)
+        raise _unsupported(
+            f"DataStream.sink_to({type(sink).__name__})",
+            "use ds.to_dataframe() and Spark's writers (parquet, Kafka, foreachBatch)",
+        )
+
+    def print(self, sink_identifier: str | None = None) -> DataStreamSink:
+        prefix = f"{sink_identifier}> " if sink_identifier else ""
+        # PyFlink prints pickled values (no declared output type) with Python's ``str`` and
+        # values of a declared type as Flink's Java side shows them.
+        show = str if _is_pickled(self._output_type) else java_str
+
+        def emit(value: Any) -> None:
+            print(prefix + show(value))
+
+        return self._env._add_sink(SinkNode("Print", [self._edge()], consume=emit))
+
+    def execute_and_collect(self, job_execution_name: str | None = None, limit: int | None = None) -> Any:
+        """Run the job and return its values: a closeable iterator, or a list of at most
+        ``limit`` values when ``limit`` is given."""
+        results: list[Any] = []
+        sink = SinkNode("Collect", [self._edge()], consume=results.append)
+        self._env._run([*self._env._take_sinks(), sink])
+        if limit is not None:
+            return results[:limit]
+        return CloseableIterator(iter(results))
+
+    def window_all(self, window_assigner: Any) -> Any:
+        raise _unsupported(
+            "DataStream.window_all",
+            "windows arrive in a later release; use a KeyedProcessFunction with timers meanwhile",
+        )
+
+    def count_window_all(self, size: int, slide: int = 0) -> Any:
+        raise _unsupported("DataStream.count_window_all", "use a KeyedProcessFunction with state")
+
+
+_NO_REPARTITION = "Cannot override partitioning for KeyedStream."
+
+
+def _is_pickled(type_info: Any) -> bool:
+    from fs_compat.common import Types
+
+    return type_info is None or type_info == Types.PICKLED_BYTE_ARRAY()
+
+
+class KeyedStream(DataStream[T]):
+    """A stream partitioned by key: steps on it get keyed state and timers."""
+
+    def __init__(self, origin: DataStream[T], key_selector: Callable[[Any], Any], key_type: Any) -> None:
+        super().__init__(origin._env, origin._node, origin._output_type, origin._side_tag)
+        self._origin = origin
+        self._key_selector = key_selector
+        self._key_type = key_type
+
+    def _edge(self) -> Edge:
+        codec = self._key_type.codec() if self._key_type is not None else None
+        return Edge(self._node, side_tag=self._side_tag, key_selector=self._key_selector, key_codec=codec)
+
+    def _keyed(self) -> bool:
+        return True
+
+    def execute_and_collect(self, job_execution_name: str | None = None, limit: int | None = None) -> Any:
+        """As PyFlink: a KeyedStream collects as ``Row(f0=key, f1=value)``."""
+        from fs_compat.common import Row
+
+        key_of = self._key_selector
+        pairs = self._origin.map(lambda v: Row(f0=key_of(v), f1=v))
+        return pairs.execute_and_collect(job_execution_name, limit)
+
+    # PyFlink refuses these on a KeyedStream.
+    def name(self, name: str) -> DataStream[T]:
+        raise Exception("Set name for KeyedStream is not supported.")
+
+    def set_parallelism(self, parallelism: int) -> DataStream[T]:
+        raise Exception("Set parallelism for KeyedStream is not supported.")
+
+    def shuffle(self) -> DataStream[T]:
+        raise Exception(_NO_REPARTITION)
+
+    def rescale(self) -> DataStream[T]:
+        raise Exception(_NO_REPARTITION)
+
+    def rebalance(self) -> DataStream[T]:
+        raise Exception(_NO_REPARTITION)
+
+    def forward(self) -> DataStream[T]:
+        raise Exception(_NO_REPARTITION)
+
+    def global_(self) -> DataStream[T]:
+        raise Exception(_NO_REPARTITION)
+
+    def broadcast(self, *args: Any) -> Any:
+        raise Exception(_NO_REPARTITION)
+
+    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream[T]:
+        raise Exception(_NO_REPARTITION)
+
+    def map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        fn = _check_fn(func, MapFunction, "map", "MapFunction")
+        return self._step("Keyed Map", fn, _h_map, output_type)
+
+    def flat_map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        fn = _check_fn(func, FlatMapFunction, "flat_map", "FlatMapFunction")
+        return self._step("Keyed FlatMap", fn, _h_flat_map, output_type)
+
+    def filter(self, func: Any) -> DataStream[T]:
+        fn = _check_fn(func, FilterFunction, "filter", "FilterFunction")
+        return self._step("Keyed Filter", fn, _h_filter, self._output_type)
+
+    def process(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        if not isinstance(func, KeyedProcessFunction):
+            raise TypeError("KeyedProcessFunction is required for KeyedStream.")
+        return self._step("Keyed Process", func, _h_process, output_type, side_outputs=True)
+
+    def reduce(self, func: Any) -> DataStream[T]:
+        if isinstance(func, ReduceFunction):
+            fn: Any = func
+            reduce = func.reduce
+        elif callable(func):
+            fn, reduce = None, func
+        else:
+            raise TypeError("The input must be a ReduceFunction or a callable function!")
+        template = copy_function((reduce, fn), "step 'Keyed Reduce'")
+        env, conform = self._env, _conformer(self._output_type)
+
+        def factory() -> ReduceOperator:
+            r, f = copy_function(template, "step 'Keyed Reduce'")
+            return ReduceOperator(r, f, env._mode is RuntimeExecutionMode.BATCH, conform)
+
+        node = OperatorNode("Keyed Reduce", [self._edge()], operator_factory=factory, keyed=True)
+        return DataStream(self._env, node, self._output_type)
+
+    def _accumulate(self, position: int | str, kind: str) -> DataStream[T]:
+        if not isinstance(position, (int, str)):
+            raise TypeError(
+                "The field position must be of int or str type to locate the value to calculate for "
+                f"min, max, min_by, max_by and sum.The given type is: {type(position)}"
+            )
+        return self.reduce(_Accumulate(position, kind))
+
+    def sum(self, position_to_sum: int | str = 0) -> DataStream[T]:
+        return self._accumulate(position_to_sum, "sum")
+
+    def min(self, position_to_min: int | str = 0) -> DataStream[T]:
+        return self._accumulate(position_to_min, "min")
+
+    def max(self, position_to_max: int | str = 0) -> DataStream[T]:
+        return self._accumulate(position_to_max, "max")
+
+    def min_by(self, position_to_min_by: int | str = 0) -> DataStream[T]:
+        return self._accumulate(position_to_min_by, "min_by")
+
+    def max_by(self, position_to_max_by: int | str = 0) -> DataStream[T]:
+        return self._accumulate(position_to_max_by, "max_by")
+
+    def key_by(self, key_selector: Any, key_type: TypeInformation[Any] | None = None) -> KeyedStream[T]:
+        return self._origin.key_by(key_selector, key_type)
+
+    def window(self, window_assigner: Any) -> Any:
+        raise _unsupported(
+            "KeyedStream.window",
+            "windows arrive in a later release; use a "
+            "KeyedProcessFunction with state and event-time timers meanwhile",
+        )
+
+    def count_window(self, size: int, slide: int = 0) -> Any:
+        raise _unsupported("KeyedStream.count_window", "use a KeyedProcessFunction with a ValueState counter")
+
+
+class _Accumulate(ReduceFunction[Any]):
+    """sum / min / max / min_by / max_by at a position of tuples, lists, Rows or basic values."""
+
+    def __init__(self, position: int | str, kind: str) -> None:
+        self.pos = position
+        self.kind = kind
+
+    def reduce(self, value1: Any, value2: Any) -> Any:
+        from fs_compat.common import Row
+
+        pos, kind = self.pos, self.kind
+        composite = isinstance(value1, (tuple, list, Row))
+        if not composite and pos != 0:
+            raise TypeError(f"The position must be 0 for basic values, got {pos!r}")
+        a = value1[pos] if composite else value1
+        b = value2[pos] if composite else value2
+        if kind == "min_by":
+            return value2 if b < a else value1
+        if kind == "max_by":
+            return value2 if b > a else value1
+        new = a + b if kind == "sum" else (b if (b < a if kind == "min" else b > a) else a)
+        if not composite:
+            return new
+        if isinstance(value1, tuple):
+            items = list(value1)
+            items[pos if isinstance(pos, int) else 0] = new
+            return tuple(items)
+        value1[pos] = new
+        return value1
+
+
+class ConnectedStreams:
+    """Two streams processed together by Co* functions (keyed when both are keyed)."""
+
+    def __init__(self, stream1: DataStream[Any], stream2: DataStream[Any]) -> None:
+        self.stream1 = stream1
+        self.stream2 = stream2
+
+    def key_by(self, key_selector1: Any, key_selector2: Any, key_type: Any = None) -> ConnectedStreams:
+        return ConnectedStreams(
+            self.stream1.key_by(key_selector1, key_type), self.stream2.key_by(key_selector2, key_type)
+        )
+
+    def _keyed(self) -> bool:
+        return self.stream1._keyed() and self.stream2._keyed()
+
+    def map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        if not isinstance(func, CoMapFunction):
+            raise TypeError("The input must be a CoMapFunction!")
+        return self.stream1._step(
+            "Co-Map", func, _h_co_map, output_type, extra=[self.stream2._edge()], keyed=self._keyed()
+        )
+
+    def flat_map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        if not isinstance(func, CoFlatMapFunction):
+            raise TypeError("The input must be a CoFlatMapFunction!")
+        return self.stream1._step(
+            "Co-Flat Map",
+            func,
+            _h_co_flat_map,
+            output_type,
+            extra=[self.stream2._edge()],
+            keyed=self._keyed(),
+        )
+
+    def process(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        if self._keyed():
+            if not isinstance(func, KeyedCoProcessFunction):
+                raise TypeError("KeyedCoProcessFunction is required for keyed ConnectedStreams.")
+        elif not isinstance(func, CoProcessFunction):
+            raise TypeError("CoProcessFunction is required for non-keyed ConnectedStreams.")
+        return self.stream1._step(
+            "Co-Process",
+            func,
+            _h_co_process,
+            output_type,
+            extra=[self.stream2._edge()],
+            side_outputs=True,
+            keyed=self._keyed(),
+        )
+
+
+class BroadcastStream:
+    """A stream whose elements reach every parallel instance, with its broadcast state names."""
+
+    def __init__(self, stream: DataStream[Any], descriptors: Sequence[MapStateDescriptor[Any, Any]]) -> None:
+        self.stream = stream
+        self.descriptors = list(descriptors)
+
+
+class BroadcastConnectedStream:
+    """A (keyed or non-keyed) stream connected with a BroadcastStream."""
+
+    def __init__(self, stream: DataStream[Any], broadcast_stream: BroadcastStream) -> None:
+        self.stream = stream
+        self.broadcast_stream = broadcast_stream
+
+    def process(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        keyed = self.stream._keyed()
+        if keyed and not isinstance(func, KeyedBroadcastProcessFunction):
+            raise TypeError("KeyedBroadcastProcessFunction is required for a keyed BroadcastConnectedStream.")
+        if not keyed and not isinstance(func, BroadcastProcessFunction):
+            raise TypeError("BroadcastProcessFunction is required for a non-keyed BroadcastConnectedStream.")
+        bs = self.broadcast_stream.stream
+        edge = Edge(bs._node, side_tag=bs._side_tag, broadcast=True)
+        names = [d.get_name() for d in self.broadcast_stream.descriptors]
+        return self.stream._step(
+            "Broadcast Process",
+            func,
+            _h_broadcast,
+            output_type,
+            extra=[edge],
+            broadcast_states=names,
+            side_outputs=True,
+            keyed=keyed,
+        )
+
+
+class DataStreamSink:
+    """What ``add_sink`` / ``print`` return."""
+
+    def __init__(self, node: SinkNode) -> None:
+        self._node = node
+
+    def name(self, name: str) -> DataStreamSink:
+        self._node.name = name
+        return self
+
+    def uid(self, uid: str) -> DataStreamSink:
+        return self
+
+    def set_parallelism(self, parallelism: int) -> DataStreamSink:
+        return self
+
+    def set_description(self, description: str) -> DataStreamSink:
+        return self
+
+    def slot_sharing_group(self, slot_sharing_group: Any) -> DataStreamSink:
+        return self
+
+    def disable_chaining(self) -> DataStreamSink:
+        return self
+
+
+class CloseableIterator(Iterator[Any]):
+    """The iterator ``execute_and_collect()`` returns; usable as a context manager."""
+
+    def __init__(self, it: Iterator[Any]) -> None:
+        self._it = it
+
+    def __iter__(self) -> CloseableIterator:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._it)
+
+    def next(self) -> Any:
+        return next(self._it)
+
+    def close(self) -> None:
+        self._it = iter(())
+
+    def __enter__(self) -> CloseableIterator:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class ExecutionConfig:
+    """The parts of Flink's ExecutionConfig that mean something here."""
+
+    def __init__(self) -> None:
+        self._auto_watermark_interval = 200
+        self._job_parameters: dict[str, str] = {}
+
+    def set_auto_watermark_interval(self, interval: int) -> ExecutionConfig:
+        # In-process, a watermark follows every record: deterministic, and never later than Flink's.
+        self._auto_watermark_interval = interval
+        return self
+
+    def get_auto_watermark_interval(self) -> int:
+        return self._auto_watermark_interval
+
+    def set_global_job_parameters(self, global_job_parameters_dict: dict[str, str]) -> ExecutionConfig:
+        self._job_parameters = dict(global_job_parameters_dict)
+        return self
+
+    def get_global_job_parameters(self) -> dict[str, str]:
+        return dict(self._job_parameters)
+
+
+class JobExecutionResult:
+    def __init__(self, job_name: str) -> None:
+        self._job_name = job_name
+
+    def get_job_name(self) -> str:
+        return self._job_name
+
+    def get_net_runtime(self) -> int:
+        return 0
+
+
+class StreamExecutionEnvironment:
+    """Builds and runs jobs. ``execution.target`` (or ``FS_COMPAT_TARGET``) picks where: ``local``
+    runs in this process."""
+
+    def __init__(self, configuration: Configuration | None = None) -> None:
+        self._parallelism = 1
+        self._max_parallelism = 128
+        self._mode = RuntimeExecutionMode.STREAMING
+        self._config = ExecutionConfig()
+        self._settings: dict[str, str] = {}
+        self._sinks: list[SinkNode] = []
+        self._clock: Callable[[], int] | None = None
+        if configuration is not None:
+            self.configure(configuration)
+
+    @staticmethod
+    def get_execution_environment(configuration: Configuration | None = None) -> StreamExecutionEnvironment:
+        return StreamExecutionEnvironment(configuration)
+
+    def configure(self, configuration: Configuration) -> None:
+        self._settings.update(configuration.to_dict())
+        if "parallelism.default" in self._settings:
+            self._parallelism = int(self._settings["parallelism.default"])
+        mode = self._settings.get("execution.runtime-mode")
+        if mode:
+            self._mode = RuntimeExecutionMode[mode.upper()]
+
+    def get_config(self) -> ExecutionConfig:
+        return self._config
+
+    def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
+        if parallelism < 1:
+            raise ValueError(f"parallelism must be >= 1, got {parallelism}")
+        self._parallelism = parallelism
+        return self
+
+    def get_parallelism(self) -> int:
+        return self._parallelism
+
+    def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
+        self._max_parallelism = max_parallelism
+        return self
+
+    def get_max_parallelism(self) -> int:
+        return self._max_parallelism
+
+    def set_runtime_mode(self, execution_mode: RuntimeExecutionMode) -> StreamExecutionEnvironment:
+        self._mode = execution_mode
+        return self
+
+    def set_stream_time_characteristic(self, characteristic: TimeCharacteristic) -> None:
+        """Deprecated in Flink and ignored here."""
+
+    def add_python_file(self, file_path: str) -> None:
+        """Make a module (or a folder of modules) importable by the job's functions."""
+        folder = file_path if os.path.isdir(file_path) else os.path.dirname(os.path.abspath(file_path))
+        if folder not in sys.path:
+            sys.path.append(folder)
+
+    def set_processing_time_clock(self, clock: Callable[[], int]) -> StreamExecutionEnvironment:
+        """fs-compat extension: the processing-time clock (epoch ms) for timers and TTL, e.g. a
+        fake clock in tests, so nothing has to sleep."""
+        self._clock = clock
+        return self
+
+    def from_collection(self, collection: Iterable[Any], type_info: Any = None) -> DataStream[Any]:
+        items = list(collection)
+        conform = _conformer(type_info)
+        if conform is not None:
+            items = [conform(v) for v in items]
+        return DataStream(self, SourceNode("Collection Source", items=items), type_info)
+
+    def from_source(
+        self, source: Any, watermark_strategy: Any, source_name: str, type_info: Any = None
+    ) -> Any:
+        raise _unsupported(
+            "StreamExecutionEnvironment.from_source",
+            "read with Spark and use "
+            "env.from_collection(...) (or, with the Spark adapter, env.from_dataframe(df))",
+        )
+
+    def add_source(self, source_func: Any, source_name: str = "Custom Source", type_info: Any = None) -> Any:
+        raise _unsupported("StreamExecutionEnvironment.add_source", "use env.from_collection(...)")
+
+    def _add_sink(self, node: SinkNode) -> DataStreamSink:
+        self._sinks.append(node)
+        return DataStreamSink(node)
+
+    def _take_sinks(self) -> list[SinkNode]:
+        sinks, self._sinks = self._sinks, []
+        return sinks
+
+    def _target(self) -> str:
+        return os.environ.get(TARGET_ENV) or self._settings.get(TARGET_KEY, "local")
+
+    def _run(self, sinks: Sequence[Node]) -> None:
+        target = self._target()
+        if target != "local":
+            raise _unsupported(
+                f"execution.target={target!r}",
+                "use execution.target=local (the spark target arrives with the Spark adapter)",
+            )
+        from fs_api_advanced import system_clock
+
+        config = LocalConfig(
+            mode=RuntimeMode.BATCH if self._mode is RuntimeExecutionMode.BATCH else RuntimeMode.STREAMING,
+            parallelism=self._parallelism,
+            max_parallelism=self._max_parallelism,
+            clock=self._clock or system_clock,
+            job_parameters=self._config.get_global_job_parameters(),
+        )
+        run_local(sinks, config)
+
+    def execute(self, job_name: str | None = None) -> JobExecutionResult:
+        sinks = self._take_sinks()
+        if not sinks:
+            raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
+        self._run(sinks)
+        return JobExecutionResult(job_name or "Flink Streaming Job")

@@ -1,0 +1,478 @@
+"""PyFlink's user-function classes, RuntimeContext and the contexts handed to functions.
+
+One concrete context class serves every function kind (``_Ctx``); the nested ``Context`` names
+PyFlink users annotate with (``KeyedProcessFunction.Context`` ...) are abstract views of it.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, overload
+
+from fs_compat.runtime import AggregatingState as _AggregatingState
+from fs_compat.runtime import ListState as _ListState
+from fs_compat.runtime import (
+    MapState,
+    OperatorRuntime,
+    StateAccessError,
+    TimeDomain,
+    TimerService,
+)
+from fs_compat.runtime import ReducingState as _ReducingState
+from fs_compat.runtime import ValueState as _ValueState
+
+if TYPE_CHECKING:
+    from ._descriptors import (
+        AggregatingStateDescriptor,
+        ListStateDescriptor,
+        MapStateDescriptor,
+        ReducingStateDescriptor,
+        ValueStateDescriptor,
+    )
+
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
+IN = TypeVar("IN")
+ACC = TypeVar("ACC")
+OUT = TypeVar("OUT")
+
+
+# Metrics. ------------------------------------------------------------------------------------
+
+
+class Counter:
+    def __init__(self) -> None:
+        self._count = 0
+
+    def inc(self, n: int = 1) -> None:
+        self._count += n
+
+    def dec(self, n: int = 1) -> None:
+        self._count -= n
+
+    def get_count(self) -> int:
+        return self._count
+
+
+class Meter:
+    def __init__(self, time_span_in_seconds: int = 60) -> None:
+        self._count = 0
+        self.time_span_in_seconds = time_span_in_seconds
+
+    def mark_event(self, value: int = 1) -> None:
+        self._count += value
+
+    def get_count(self) -> int:
+        return self._count
+
+
+class Distribution:
+    def __init__(self) -> None:
+        self.values: list[int] = []
+
+    def update(self, value: int) -> None:
+        self.values.append(value)
+
+
+class MetricGroup:
+    """Metrics of one operator instance (kept in process; no reporter)."""
+
+    def __init__(self, store: dict[str, Any], prefix: str = "") -> None:
+        self._store = store
+        self._prefix = prefix
+
+    def _get(self, name: str, make: Callable[[], Any]) -> Any:
+        full = self._prefix + name
+        metric = self._store.get(full)
+        if metric is None:
+            metric = self._store[full] = make()
+        return metric
+
+    def add_group(self, name: str, extra: str | None = None) -> MetricGroup:
+        sub = name if extra is None else f"{name}.{extra}"
+        return MetricGroup(self._store, f"{self._prefix}{sub}.")
+
+    def counter(self, name: str) -> Counter:
+        counter: Counter = self._get(name, Counter)
+        return counter
+
+    def gauge(self, name: str, obj: Callable[[], int]) -> None:
+        self._store[self._prefix + name] = obj
+
+    def meter(self, name: str, time_span_in_seconds: int = 60) -> Meter:
+        meter: Meter = self._get(name, lambda: Meter(time_span_in_seconds))
+        return meter
+
+    def distribution(self, name: str) -> Distribution:
+        dist: Distribution = self._get(name, Distribution)
+        return dist
+
+
+# RuntimeContext. ------------------------------------------------------------------------------
+
+
+class RuntimeContext:
+    """What a function sees of its task: keyed state (on a KeyedStream), task facts, job
+    parameters and metrics."""
+
+    def __init__(self, runtime: OperatorRuntime) -> None:
+        self._rt = runtime
+        self._metrics = MetricGroup(runtime.metrics)
+
+    def get_task_name(self) -> str:
+        return self._rt.task.task_name
+
+    def get_number_of_parallel_subtasks(self) -> int:
+        return self._rt.task.parallelism
+
+    def get_max_number_of_parallel_subtasks(self) -> int:
+        return self._rt.task.max_parallelism
+
+    def get_index_of_this_subtask(self) -> int:
+        return self._rt.task.subtask_index
+
+    def get_attempt_number(self) -> int:
+        return self._rt.task.attempt_number
+
+    def get_task_name_with_subtasks(self) -> str:
+        task = self._rt.task
+        return f"{task.task_name} ({task.subtask_index + 1}/{task.parallelism})#{task.attempt_number}"
+
+    def get_job_parameter(self, key: str, default_value: str) -> str:
+        return self._rt.task.job_parameters.get(key, default_value)
+
+    def get_metrics_group(self) -> MetricGroup:
+        return self._metrics
+
+    def get_state(self, state_descriptor: ValueStateDescriptor[T]) -> _ValueState[T]:
+        """The ValueState of ``state_descriptor`` for the current key."""
+        state: _ValueState[T] = self._rt.get_state(state_descriptor._spec())
+        return state
+
+    def get_list_state(self, state_descriptor: ListStateDescriptor[T]) -> _ListState[T]:
+        state: _ListState[T] = self._rt.get_state(state_descriptor._spec())
+        return state
+
+    def get_map_state(self, state_descriptor: MapStateDescriptor[K, V]) -> MapState[K, V]:
+        state: MapState[K, V] = self._rt.get_state(state_descriptor._spec())
+        return state
+
+    def get_reducing_state(self, state_descriptor: ReducingStateDescriptor[T]) -> _ReducingState[T]:
+        state: _ReducingState[T] = self._rt.get_state(state_descriptor._spec())
+        return state
+
+    def get_aggregating_state(
+        self, state_descriptor: AggregatingStateDescriptor[IN, ACC, OUT]
+    ) -> _AggregatingState[IN, OUT]:
+        state: _AggregatingState[IN, OUT] = self._rt.get_state(state_descriptor._spec())
+        return state
+
+
+# Functions. ----------------------------------------------------------------------------------
+
+
+class Function(abc.ABC):  # noqa: B024 - every hook is optional, as in PyFlink
+    """Base of every user function: ``open(runtime_context)`` before the first element and
+    ``close()`` after the last. Every function can use state (PyFlink has no RichFunction)."""
+
+    def open(self, runtime_context: RuntimeContext) -> None:  # noqa: B027
+        pass
+
+    def close(self) -> None:  # noqa: B027
+        pass
+
+
+class MapFunction(Function, Generic[IN, OUT]):
+    @abc.abstractmethod
+    def map(self, value: IN) -> OUT: ...
+
+
+class FlatMapFunction(Function, Generic[IN, OUT]):
+    @abc.abstractmethod
+    def flat_map(self, value: IN) -> Iterable[OUT] | None: ...
+
+
+class FilterFunction(Function, Generic[IN]):
+    @abc.abstractmethod
+    def filter(self, value: IN) -> bool: ...
+
+
+class ReduceFunction(Function, Generic[T]):
+    @abc.abstractmethod
+    def reduce(self, value1: T, value2: T) -> T: ...
+
+
+class AggregateFunction(Function, Generic[IN, ACC, OUT]):
+    @abc.abstractmethod
+    def create_accumulator(self) -> ACC: ...
+
+    @abc.abstractmethod
+    def add(self, value: IN, accumulator: ACC) -> ACC: ...
+
+    @abc.abstractmethod
+    def get_result(self, accumulator: ACC) -> OUT: ...
+
+    def merge(self, acc_a: ACC, acc_b: ACC) -> ACC:
+        raise NotImplementedError("AggregateFunction.merge is needed only for merging windows")
+
+
+class KeySelector(Function, Generic[IN, K]):
+    @abc.abstractmethod
+    def get_key(self, value: IN) -> K: ...
+
+
+class CoMapFunction(Function, Generic[IN, T, OUT]):
+    @abc.abstractmethod
+    def map1(self, value: IN) -> OUT: ...
+
+    @abc.abstractmethod
+    def map2(self, value: T) -> OUT: ...
+
+
+class CoFlatMapFunction(Function, Generic[IN, T, OUT]):
+    @abc.abstractmethod
+    def flat_map1(self, value: IN) -> Iterable[OUT] | None: ...
+
+    @abc.abstractmethod
+    def flat_map2(self, value: T) -> Iterable[OUT] | None: ...
+
+
+class SinkFunction(Function, Generic[IN]):
+    """Receives every element of a stream (``DataStream.add_sink``)."""
+
+    @abc.abstractmethod
+    def invoke(self, value: IN) -> None: ...
+
+
+# Contexts. -----------------------------------------------------------------------------------
+
+
+class BaseContext(abc.ABC):
+    """What every process-function context offers."""
+
+    @abc.abstractmethod
+    def timer_service(self) -> TimerService: ...
+
+    @abc.abstractmethod
+    def timestamp(self) -> int | None: ...
+
+
+class KeyedContext(BaseContext):
+    @abc.abstractmethod
+    def get_current_key(self) -> Any: ...
+
+
+class TimerContext(KeyedContext):
+    @abc.abstractmethod
+    def time_domain(self) -> TimeDomain: ...
+
+
+class ReadOnlyBroadcastContext(BaseContext):
+    @abc.abstractmethod
+    def get_broadcast_state(self, state_descriptor: MapStateDescriptor[K, V]) -> Any: ...
+
+    @abc.abstractmethod
+    def current_processing_time(self) -> int: ...
+
+    @abc.abstractmethod
+    def current_watermark(self) -> int: ...
+
+
+class _Ctx(TimerContext, ReadOnlyBroadcastContext):
+    """The one context implementation, over the operator's runtime."""
+
+    __slots__ = ("_broadcast", "_rt")
+
+    def __init__(self, runtime: OperatorRuntime, broadcast: BroadcastStates | None = None) -> None:
+        self._rt = runtime
+        self._broadcast = broadcast
+
+    def timer_service(self) -> TimerService:
+        return self._rt.timer_service
+
+    def timestamp(self) -> int | None:
+        return self._rt.timestamp
+
+    def get_current_key(self) -> Any:
+        return self._rt.current_key
+
+    def time_domain(self) -> TimeDomain:
+        domain = self._rt.time_domain
+        if domain is None:
+            raise StateAccessError("time_domain() is only available in on_timer")
+        return domain
+
+    def current_processing_time(self) -> int:
+        return self._rt.clock()
+
+    def current_watermark(self) -> int:
+        return self._rt.watermark
+
+    def get_broadcast_state(self, state_descriptor: MapStateDescriptor[K, V]) -> Any:
+        if self._broadcast is None:
+            raise StateAccessError("broadcast state is only available in broadcast process functions")
+        return self._broadcast.get(state_descriptor, writable=self._rt.input_index == 1)
+
+
+class ProcessFunction(Function, Generic[IN, OUT]):
+    """Handles each element of a (non-keyed) stream; may emit any number of outputs."""
+
+    Context: TypeAlias = BaseContext
+
+    @abc.abstractmethod
+    def process_element(self, value: IN, ctx: BaseContext) -> Iterable[OUT] | None: ...
+
+
+class KeyedProcessFunction(Function, Generic[K, IN, OUT]):
+    """Handles each element of a keyed stream, with keyed state and timers."""
+
+    Context: TypeAlias = KeyedContext
+    OnTimerContext: TypeAlias = TimerContext
+
+    @abc.abstractmethod
+    def process_element(self, value: IN, ctx: KeyedContext) -> Iterable[OUT] | None: ...
+
+    def on_timer(self, timestamp: int, ctx: TimerContext) -> Iterable[OUT] | None:
+        return None
+
+
+class CoProcessFunction(Function, Generic[IN, T, OUT]):
+    Context: TypeAlias = BaseContext
+
+    @abc.abstractmethod
+    def process_element1(self, value: IN, ctx: BaseContext) -> Iterable[OUT] | None: ...
+
+    @abc.abstractmethod
+    def process_element2(self, value: T, ctx: BaseContext) -> Iterable[OUT] | None: ...
+
+
+class KeyedCoProcessFunction(Function, Generic[K, IN, T, OUT]):
+    Context: TypeAlias = KeyedContext
+    OnTimerContext: TypeAlias = TimerContext
+
+    @abc.abstractmethod
+    def process_element1(self, value: IN, ctx: KeyedContext) -> Iterable[OUT] | None: ...
+
+    @abc.abstractmethod
+    def process_element2(self, value: T, ctx: KeyedContext) -> Iterable[OUT] | None: ...
+
+    def on_timer(self, timestamp: int, ctx: TimerContext) -> Iterable[OUT] | None:
+        return None
+
+
+class BroadcastProcessFunction(Function, Generic[IN, T, OUT]):
+    """Connects a non-broadcast stream with a broadcast one; broadcast state is writable only in
+    ``process_broadcast_element``."""
+
+    Context: TypeAlias = ReadOnlyBroadcastContext
+    ReadOnlyContext: TypeAlias = ReadOnlyBroadcastContext
+
+    @abc.abstractmethod
+    def process_element(self, value: IN, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None: ...
+
+    @abc.abstractmethod
+    def process_broadcast_element(self, value: T, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None: ...
+
+
+class KeyedBroadcastProcessFunction(Function, Generic[K, IN, T, OUT]):
+    """As BroadcastProcessFunction, on a keyed stream: keyed state, timers and the current key."""
+
+    Context: TypeAlias = ReadOnlyBroadcastContext
+    ReadOnlyContext: TypeAlias = ReadOnlyBroadcastContext
+    OnTimerContext: TypeAlias = TimerContext
+
+    @abc.abstractmethod
+    def process_element(self, value: IN, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None: ...
+
+    @abc.abstractmethod
+    def process_broadcast_element(self, value: T, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None: ...
+
+    def on_timer(self, timestamp: int, ctx: TimerContext) -> Iterable[OUT] | None:
+        return None
+
+
+# Broadcast state. ----------------------------------------------------------------------------
+
+
+class ReadOnlyBroadcastState(Generic[K, V]):
+    """A broadcast map, read-only (in ``process_element``)."""
+
+    def __init__(self, name: str, data: dict[Any, Any]) -> None:
+        self._name = name
+        self._data = data
+
+    def get(self, key: K) -> V | None:
+        value: V | None = self._data.get(key)
+        return value
+
+    def contains(self, key: K) -> bool:
+        return key in self._data
+
+    def items(self) -> Iterator[tuple[K, V]]:
+        return iter(list(self._data.items()))
+
+    def keys(self) -> Iterator[K]:
+        return iter(list(self._data))
+
+    def values(self) -> Iterator[V]:
+        return iter(list(self._data.values()))
+
+    def is_empty(self) -> bool:
+        return not self._data
+
+    def __getitem__(self, key: K) -> V | None:
+        return self.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __iter__(self) -> Iterator[K]:
+        return self.keys()
+
+
+class BroadcastState(ReadOnlyBroadcastState[K, V]):
+    """A broadcast map, writable (in ``process_broadcast_element``)."""
+
+    def put(self, key: K, value: V) -> None:
+        self._data[key] = value
+
+    def put_all(self, entries: Any) -> None:
+        pairs = entries.items() if hasattr(entries, "items") else entries
+        for k, v in pairs:
+            self._data[k] = v
+
+    def remove(self, key: K) -> None:
+        self._data.pop(key, None)
+
+    def clear(self) -> None:
+        self._data.clear()
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self.put(key, value)
+
+    def __delitem__(self, key: K) -> None:
+        self.remove(key)
+
+
+class BroadcastStates:
+    """The broadcast maps of one operator instance, by descriptor name."""
+
+    def __init__(self, allowed: Iterable[str]) -> None:
+        self._allowed = set(allowed)
+        self._data: dict[str, dict[Any, Any]] = {}
+
+    @overload
+    def get(self, desc: MapStateDescriptor[K, V], writable: bool) -> ReadOnlyBroadcastState[K, V]: ...
+    @overload
+    def get(self, desc: Any, writable: bool) -> Any: ...
+    def get(self, desc: Any, writable: bool) -> Any:
+        name = desc.get_name()
+        if name not in self._allowed:
+            raise StateAccessError(
+                f"The broadcast state '{name}' was not declared in DataStream.broadcast(...); "
+                f"declared: {sorted(self._allowed)}"
+            )
+        data = self._data.setdefault(name, {})
+        return BroadcastState(name, data) if writable else ReadOnlyBroadcastState(name, data)

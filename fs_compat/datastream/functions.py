@@ -1,0 +1,41 @@
+"""PyFlink's ``pyflink.datastream.functions``."""
+
+from ._functions import (
+    AggregateFunction,
+    BroadcastProcessFunction,
+    CoFlatMapFunction,
+    CoMapFunction,
+    CoProcessFunction,
+    FilterFunction,
+    FlatMapFunction,
+    Function,
+    KeyedBroadcastProcessFunction,
+    KeyedCoProcessFunction,
+    KeyedProcessFunction,
+    KeySelector,
+    MapFunction,
+    ProcessFunction,
+    ReduceFunction,
+    RuntimeContext,
+    SinkFunction,
+)
+
+__all__ = [
+    "AggregateFunction",
+    "BroadcastProcessFunction",
+    "CoFlatMapFunction",
+    "CoMapFunction",
+    "CoProcessFunction",
+    "FilterFunction",
+    "FlatMapFunction",
+    "Function",
+    "KeySelector",
+    "KeyedBroadcastProcessFunction",
+    "KeyedCoProcessFunction",
+    "KeyedProcessFunction",
+    "MapFunction",
+    "ProcessFunction",
+    "ReduceFunction",
+    "RuntimeContext",
+    "SinkFunction",
+]

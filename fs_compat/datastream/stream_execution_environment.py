@@ -1,0 +1,5 @@
+"""PyFlink's ``pyflink.datastream.stream_execution_environment``."""
+
+from ._data_stream import StreamExecutionEnvironment
+
+__all__ = ["StreamExecutionEnvironment"]

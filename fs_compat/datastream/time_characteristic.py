@@ -1,0 +1,5 @@
+"""PyFlink's ``pyflink.datastream.time_characteristic``."""
+
+from ._data_stream import TimeCharacteristic
+
+__all__ = ["TimeCharacteristic"]

@@ -1,0 +1,5 @@
+"""PyFlink's ``pyflink.datastream.time_domain``."""
+
+from fs_compat.runtime import TimeDomain
+
+__all__ = ["TimeDomain"]

@@ -1,0 +1,73 @@
+"""The engine-neutral keyed runtime: state specs and their binding to ``fs_api_advanced`` keyed
+states, the Operator interface every step implements, timers, watermarks, and the in-process
+target. Nothing here knows PyFlink or Bytewax names; the Spark adapter runs the same code
+inside Spark tasks."""
+
+from ._keys import MAX_PARALLELISM, KeyEncoder, key_group_bytes, subtask_of
+from ._local import LocalConfig, LocalRunner, RuntimeMode, StepError, run_local
+from ._operator import (
+    NOT_KEYED_TIMERS,
+    Operator,
+    OperatorRuntime,
+    SideOutput,
+    TaskInfo,
+    TimeDomain,
+    TimerService,
+)
+from ._plan import Edge, Node, OperatorNode, SinkNode, SourceNode, TimestampNode, upstream_of
+from ._state import (
+    NOT_KEYED_MESSAGE,
+    AggregatingState,
+    AppendingState,
+    KeyedStateBackend,
+    ListState,
+    MapState,
+    ReducingState,
+    State,
+    StateAccessError,
+    StateKind,
+    StateSpec,
+    ValueState,
+)
+from ._timers import MAX_TIMESTAMP, MIN_TIMESTAMP, TimerQueue
+
+__all__ = [
+    "AggregatingState",
+    "AppendingState",
+    "Edge",
+    "KeyEncoder",
+    "KeyedStateBackend",
+    "ListState",
+    "LocalConfig",
+    "LocalRunner",
+    "MAX_PARALLELISM",
+    "MAX_TIMESTAMP",
+    "MIN_TIMESTAMP",
+    "MapState",
+    "NOT_KEYED_MESSAGE",
+    "NOT_KEYED_TIMERS",
+    "Node",
+    "Operator",
+    "OperatorNode",
+    "OperatorRuntime",
+    "ReducingState",
+    "RuntimeMode",
+    "SideOutput",
+    "SinkNode",
+    "SourceNode",
+    "State",
+    "StateAccessError",
+    "StateKind",
+    "StateSpec",
+    "StepError",
+    "TaskInfo",
+    "TimeDomain",
+    "TimerQueue",
+    "TimerService",
+    "TimestampNode",
+    "ValueState",
+    "key_group_bytes",
+    "run_local",
+    "subtask_of",
+    "upstream_of",
+]

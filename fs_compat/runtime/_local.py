@@ -1,0 +1,337 @@
+"""The in-process target: runs a plan in this process, deterministically."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from fs_api_advanced import system_clock
+
+from ._keys import MAX_PARALLELISM, KeyEncoder, subtask_of
+from ._operator import Operator, OperatorRuntime, SideOutput, TaskInfo, TimeDomain
+from ._plan import Node, OperatorNode, SinkNode, SourceNode, TimestampNode, upstream_of
+from ._state import KeyedStateBackend
+from ._timers import MAX_TIMESTAMP, MIN_TIMESTAMP
+
+
+class RuntimeMode(enum.Enum):
+    """STREAMING emits as records arrive; BATCH processes one key at a time (Flink's modes)."""
+
+    STREAMING = "streaming"
+    BATCH = "batch"
+
+
+class StepError(RuntimeError):
+    """A user function failed; names the step, the key and the record."""
+
+
+@attrs.frozen
+class LocalConfig:
+    mode: RuntimeMode = RuntimeMode.STREAMING
+    parallelism: int = 1
+    max_parallelism: int = MAX_PARALLELISM
+    clock: Callable[[], int] = system_clock
+    job_parameters: dict[str, str] = attrs.field(factory=dict)
+
+
+class _Instance:
+    __slots__ = ("buffer", "op", "rt")
+
+    def __init__(self, op: Operator, rt: OperatorRuntime) -> None:
+        self.op = op
+        self.rt = rt
+        self.buffer: dict[bytes, tuple[Any, list[tuple[int, Any, int | None]]]] = {}
+
+
+class _Task:
+    """A node at run time: its instances, its downstream edges, input watermarks and ends."""
+
+    def __init__(self, node: Node, runner: LocalRunner) -> None:
+        self.node = node
+        self.runner = runner
+        self.down: list[tuple[str | None, _Task, int]] = []
+        n_inputs = max(1, len(node.inputs))
+        self.input_wm = [MIN_TIMESTAMP] * n_inputs
+        self.ended = [False] * n_inputs
+        self.watermark = MIN_TIMESTAMP
+        self.instances: list[_Instance] = []
+        self.encoders: list[KeyEncoder | None] = [
+            KeyEncoder(e.key_codec, runner.config.max_parallelism) if e.key_selector else None
+            for e in node.inputs
+        ]
+        self.max_ts: int | None = None
+        self._next_instance = 0
+
+    # Set-up.
+    def start(self) -> None:
+        node, cfg = self.node, self.runner.config
+        if not isinstance(node, OperatorNode):
+            return
+        assert node.operator_factory is not None
+        p = node.parallelism or cfg.parallelism
+        for index in range(p):
+            backend = (
+                KeyedStateBackend(
+                    KeyEncoder(self._key_codec(), cfg.max_parallelism),
+                    clock=cfg.clock,
+                )
+                if node.keyed
+                else None
+            )
+            task = TaskInfo(node.name, p, index, cfg.max_parallelism, 0, dict(cfg.job_parameters))
+            rt = OperatorRuntime(task, backend, cfg.clock)
+            inst = _Instance(node.operator_factory(), rt)
+            self.instances.append(inst)
+            self._guard("open", None, None, inst.op.open, rt)
+
+    def _key_codec(self) -> Any:
+        for edge in self.node.inputs:
+            if edge.key_selector is not None:
+                return edge.key_codec
+        return None
+
+    # Records.
+    def push(self, input_index: int, value: Any, ts: int | None) -> None:
+        node = self.node
+        if isinstance(node, SinkNode):
+            assert node.consume is not None
+            node.consume(value)
+            return
+        if isinstance(node, TimestampNode):
+            self._assign(value, ts)
+            return
+        assert isinstance(node, OperatorNode)
+        edge = node.inputs[input_index]
+        if edge.broadcast:
+            for inst in self.instances:
+                self._process(inst, input_index, value, ts, None)
+            return
+        encoder = self.encoders[input_index]
+        if encoder is None:
+            # Non-keyed input is spread round-robin over the instances (Flink's rebalance).
+            index = self._next_instance
+            self._next_instance = (index + 1) % len(self.instances)
+            self._process(self.instances[index], input_index, value, ts, None)
+            return
+        assert edge.key_selector is not None
+        key = self._guard("key selector", None, value, edge.key_selector, value)
+        if key is None:
+            raise StepError(f"step '{node.name}': the key selector returned None for record {value!r}")
+        kb = encoder.encode(key)
+        kg = encoder.key_group(kb)
+        inst = self.instances[subtask_of(kg, len(self.instances), encoder.max_parallelism)]
+        if self.runner.config.mode is RuntimeMode.BATCH:
+            entry = inst.buffer.get(kb)
+            if entry is None:
+                entry = inst.buffer[kb] = (key, [])
+            entry[1].append((input_index, value, ts))
+            return
+        self._process(inst, input_index, value, ts, key)
+        self._fire_processing_timers(inst)
+
+    def _process(self, inst: _Instance, input_index: int, value: Any, ts: int | None, key: Any) -> None:
+        rt = inst.rt
+        if rt.backend is not None and key is not None:
+            rt.backend.set_current_key(key)
+        rt.timestamp = ts
+        rt.input_index = input_index
+        rt.time_domain = None
+        outs = self._guard("function", key, value, inst.op.process, value, rt)
+        self._emit(outs, ts, key, value)
+
+    def _emit(self, outs: Iterable[Any] | None, ts: int | None, key: Any, record: Any) -> None:
+        if outs is None:
+            return
+        try:
+            for out in outs:
+                if isinstance(out, SideOutput):
+                    for tag, task, index in self.down:
+                        if tag == out.tag_id:
+                            task.push(index, out.value, ts)
+                else:
+                    for tag, task, index in self.down:
+                        if tag is None:
+                            task.push(index, out, ts)
+        except StepError:
+            raise
+        except Exception as exc:
+            raise StepError(self._where(exc, key, record)) from exc
+
+    def _where(self, exc: BaseException, key: Any, record: Any, what: str = "function") -> str:
+        where = f"step '{self.node.name}': {what} raised {type(exc).__name__}: {exc}"
+        if key is not None:
+            where += f" (key {key!r}"
+            where += f", record {record!r})" if record is not None else ")"
+        elif record is not None:
+            where += f" (record {record!r})"
+        return where
+
+    def _guard(self, what: str, key: Any, record: Any, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call a user function; its failure becomes a StepError naming step, key and record."""
+        try:
+            return fn(*args)
+        except StepError:
+            raise
+        except Exception as exc:
+            raise StepError(self._where(exc, key, record, what)) from exc
+
+    # Timestamps and watermarks.
+    def _assign(self, value: Any, ts: int | None) -> None:
+        node = self.node
+        assert isinstance(node, TimestampNode)
+        if node.extract is not None:
+            ts = self._guard("timestamp assigner", None, value, node.extract, value, ts)
+        for _tag, task, index in self.down:
+            task.push(index, value, ts)
+        if ts is not None and node.out_of_orderness_ms is not None:
+            if self.max_ts is None or ts > self.max_ts:
+                self.max_ts = ts
+                wm = ts - node.out_of_orderness_ms - 1
+                if wm > self.watermark:
+                    self.watermark = wm
+                    for _tag, task, index in self.down:
+                        task.on_watermark(index, wm)
+
+    def on_watermark(self, input_index: int, wm: int) -> None:
+        if isinstance(self.node, SinkNode):
+            return
+        if isinstance(self.node, TimestampNode):
+            return  # an assigner replaces upstream watermarks with its own
+        self.input_wm[input_index] = max(self.input_wm[input_index], wm)
+        combined = min(self.input_wm)
+        if combined <= self.watermark:
+            return
+        self.watermark = combined
+        if self.runner.config.mode is RuntimeMode.STREAMING:
+            for inst in self.instances:
+                self._advance(inst, combined)
+        for _tag, task, index in self.down:
+            task.on_watermark(index, combined)
+
+    def _advance(self, inst: _Instance, wm: int) -> None:
+        rt = inst.rt
+        rt.watermark = wm
+        for ts, _kb, key in rt.event_timers.pop_due(wm):
+            self._fire(inst, ts, key, TimeDomain.EVENT_TIME)
+
+    def _fire(self, inst: _Instance, ts: int, key: Any, domain: TimeDomain) -> None:
+        rt = inst.rt
+        assert rt.backend is not None
+        rt.backend.set_current_key(key)
+        rt.timestamp = ts if domain is TimeDomain.EVENT_TIME else None
+        rt.time_domain = domain
+        outs = self._guard("on_timer", key, None, inst.op.on_timer, ts, rt)
+        self._emit(outs, ts if domain is TimeDomain.EVENT_TIME else None, key, None)
+        rt.time_domain = None
+
+    def _fire_processing_timers(self, inst: _Instance) -> None:
+        q = inst.rt.processing_timers
+        if len(q):
+            nxt = q.next_timestamp()
+            if nxt is not None and nxt <= inst.rt.clock():
+                for ts, _kb, key in q.pop_due(inst.rt.clock()):
+                    self._fire(inst, ts, key, TimeDomain.PROCESSING_TIME)
+
+    # End of input.
+    def on_end(self, input_index: int) -> None:
+        if not isinstance(self.node, (SourceNode,)):
+            self.ended[input_index] = True
+            if not all(self.ended):
+                return
+        if isinstance(self.node, OperatorNode):
+            if self.runner.config.mode is RuntimeMode.BATCH and self.node.keyed:
+                for inst in self.instances:
+                    self._drain_batch(inst)
+            else:
+                self.on_watermark_all(MAX_TIMESTAMP)
+            for inst in self.instances:
+                inst.rt.timestamp = None
+                outs = self._guard("end_input", None, None, inst.op.end_input, inst.rt)
+                self._emit(outs, None, None, None)
+            for inst in self.instances:
+                self._guard("close", None, None, inst.op.close)
+        if not isinstance(self.node, SinkNode):
+            if self.watermark < MAX_TIMESTAMP:
+                self.watermark = MAX_TIMESTAMP
+                for _tag, task, index in self.down:
+                    task.on_watermark(index, MAX_TIMESTAMP)
+        for _tag, task, index in self.down:
+            task.on_end(index)
+
+    def on_watermark_all(self, wm: int) -> None:
+        self.input_wm = [wm] * len(self.input_wm)
+        if wm > self.watermark:
+            self.watermark = wm
+            for inst in self.instances:
+                self._advance(inst, wm)
+            for _tag, task, index in self.down:
+                task.on_watermark(index, wm)
+
+    def _drain_batch(self, inst: _Instance) -> None:
+        """Flink's BATCH mode: one key at a time; at the end of a key all its timers fire."""
+        rt = inst.rt
+        for kb in sorted(inst.buffer):
+            key, records = inst.buffer[kb]
+            rt.watermark = MIN_TIMESTAMP
+            for input_index, value, ts in records:
+                self._process(inst, input_index, value, ts, key)
+            rt.watermark = MAX_TIMESTAMP
+            while True:
+                due = [(ts, TimeDomain.EVENT_TIME) for ts, _ in rt.event_timers.pop_key(kb)]
+                due += [(ts, TimeDomain.PROCESSING_TIME) for ts, _ in rt.processing_timers.pop_key(kb)]
+                if not due:
+                    break
+                for ts, domain in sorted(due):
+                    self._fire(inst, ts, key, domain)
+        inst.buffer.clear()
+
+
+class LocalRunner:
+    """Runs the part of a plan that feeds ``sinks``, in this process."""
+
+    def __init__(self, sinks: Sequence[Node], config: LocalConfig | None = None) -> None:
+        self.config = config or LocalConfig()
+        self.nodes = upstream_of(sinks)
+        self.tasks: dict[int, _Task] = {n.id: _Task(n, self) for n in self.nodes}
+        for node in self.nodes:
+            for index, edge in enumerate(node.inputs):
+                self.tasks[edge.source.id].down.append((edge.side_tag, self.tasks[node.id], index))
+
+    def run(self) -> None:
+        for node in self.nodes:
+            self.tasks[node.id].start()
+        sources = [self.tasks[n.id] for n in self.nodes if isinstance(n, SourceNode)]
+        iters = []
+        for task in sources:
+            node = task.node
+            assert isinstance(node, SourceNode)
+            stamps: Iterable[int | None] = node.timestamps if node.timestamps is not None else _nones()
+            iters.append((task, zip(node.items, stamps, strict=False)))
+        # Round-robin over the sources, one record each, as concurrent sources would interleave.
+        active = iters
+        while active:
+            still = []
+            for task, it in active:
+                item = next(it, None)
+                if item is None:
+                    task.on_end(0)
+                    continue
+                value, ts = item
+                for tag, down, index in task.down:
+                    if tag is None:
+                        down.push(index, value, ts)
+                still.append((task, it))
+            active = still
+
+
+def _nones() -> Iterable[None]:
+    while True:
+        yield None
+
+
+def run_local(sinks: Sequence[Node], config: LocalConfig | None = None) -> None:
+    """Run the plan that feeds ``sinks`` in this process."""
+    LocalRunner(sinks, config).run()

@@ -1,0 +1,159 @@
+"""The one interface every step implements, and what the runtime gives it."""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from ._state import NOT_KEYED_MESSAGE, KeyedStateBackend, StateAccessError, StateSpec
+from ._timers import MIN_TIMESTAMP, TimerQueue
+
+NOT_KEYED_TIMERS = "Setting timers is only supported on a keyed streams."
+
+
+class TimeDomain(enum.IntEnum):
+    """Which clock fired a timer (PyFlink's values)."""
+
+    EVENT_TIME = 0
+    PROCESSING_TIME = 1
+
+
+@attrs.frozen
+class SideOutput:
+    """An output routed to the side-output stream ``tag_id`` instead of the main one."""
+
+    tag_id: str
+    value: Any
+
+
+@attrs.frozen
+class TaskInfo:
+    """Where an operator instance runs."""
+
+    task_name: str
+    parallelism: int
+    subtask_index: int
+    max_parallelism: int = 128
+    attempt_number: int = 0
+    job_parameters: Mapping[str, str] = attrs.field(factory=dict)
+
+
+class TimerService:
+    """Timers and clocks of the current key (PyFlink's TimerService methods). Outside a keyed
+    stream the clocks work and setting a timer raises."""
+
+    def __init__(self, runtime: OperatorRuntime) -> None:
+        self._rt = runtime
+
+    def current_processing_time(self) -> int:
+        return self._rt.clock()
+
+    def current_watermark(self) -> int:
+        return self._rt.watermark
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        raise StateAccessError(NOT_KEYED_TIMERS)
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        raise StateAccessError(NOT_KEYED_TIMERS)
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        raise StateAccessError(NOT_KEYED_TIMERS)
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        raise StateAccessError(NOT_KEYED_TIMERS)
+
+
+class _KeyedTimerService(TimerService):
+    def _key(self) -> tuple[bytes, Any]:
+        backend = self._rt.backend
+        assert backend is not None
+        if backend.current_key_bytes is None:
+            raise StateAccessError("timers need a current key")
+        return backend.current_key_bytes, backend.current_key
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        kb, key = self._key()
+        self._rt.processing_timers.register(int(timestamp), kb, key)
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        kb, key = self._key()
+        self._rt.event_timers.register(int(timestamp), kb, key)
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        self._rt.processing_timers.delete(int(timestamp), self._key()[0])
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        self._rt.event_timers.delete(int(timestamp), self._key()[0])
+
+
+class OperatorRuntime:
+    """What the runtime gives one operator instance: task info, keyed state (when keyed), timers,
+    clocks, and the context of the element or timer being handled."""
+
+    def __init__(
+        self,
+        task: TaskInfo,
+        backend: KeyedStateBackend | None,
+        clock: Callable[[], int],
+    ) -> None:
+        self.task = task
+        self.backend = backend
+        self.clock = clock
+        self.watermark = MIN_TIMESTAMP
+        self.event_timers = TimerQueue()
+        self.processing_timers = TimerQueue()
+        self.timer_service: TimerService = (
+            _KeyedTimerService(self) if backend is not None else TimerService(self)
+        )
+        # The element (or timer) being handled.
+        self.timestamp: int | None = None
+        self.time_domain: TimeDomain | None = None
+        self.input_index = 0
+        self.metrics: dict[str, Any] = {}
+
+    @property
+    def keyed(self) -> bool:
+        return self.backend is not None
+
+    @property
+    def current_key(self) -> Any:
+        if self.backend is None:
+            raise StateAccessError("there is no current key outside a KeyedStream")
+        return self.backend.current_key
+
+    def get_state(self, spec: StateSpec) -> Any:
+        if self.backend is None:
+            raise StateAccessError(NOT_KEYED_MESSAGE)
+        return self.backend.get_state(spec)
+
+
+class Operator(abc.ABC):
+    """A step the runtime drives: ``open`` once, ``process`` per element (for the current key on
+    keyed steps), ``on_timer`` per fired timer, ``end_input`` when all input is done, ``close``.
+
+    ``process``/``on_timer``/``end_input`` return the outputs (an iterable; ``SideOutput``
+    values go to side-output streams).
+    """
+
+    def open(self, runtime: OperatorRuntime) -> None:  # noqa: B027 - optional hook
+        """Called once before the first element."""
+
+    @abc.abstractmethod
+    def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
+        """Handle one element from input ``runtime.input_index``."""
+
+    def on_timer(self, timestamp: int, runtime: OperatorRuntime) -> Iterable[Any]:
+        """Handle a fired timer of ``runtime.current_key`` (domain in ``runtime.time_domain``)."""
+        return ()
+
+    def end_input(self, runtime: OperatorRuntime) -> Iterable[Any]:
+        """Called once after the last element (and after end-of-input timers)."""
+        return ()
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Called once at the end."""

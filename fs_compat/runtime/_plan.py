@@ -1,0 +1,86 @@
+"""The logical plan both front ends build: sources, steps, timestamps, sinks, joined by edges."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from fs_api_advanced import Codec
+
+from ._operator import Operator
+
+_ids = itertools.count(1)
+
+
+@attrs.define(eq=False)
+class Edge:
+    """How records of ``source`` reach a step: its main output or one side output, keyed by
+    ``key_selector`` (hash-partitioned to the step's subtasks) or broadcast to all of them."""
+
+    source: Node
+    side_tag: str | None = None
+    key_selector: Callable[[Any], Any] | None = None
+    key_codec: Codec[Any] | None = None
+    broadcast: bool = False
+
+
+@attrs.define(eq=False)
+class Node:
+    name: str
+    inputs: list[Edge] = attrs.field(factory=list)
+    id: int = attrs.field(factory=lambda: next(_ids))
+    parallelism: int | None = None
+
+
+@attrs.define(eq=False)
+class SourceNode(Node):
+    """A bounded source of values (with optional record timestamps)."""
+
+    items: Sequence[Any] = ()
+    timestamps: Sequence[int | None] | None = None
+
+
+@attrs.define(eq=False)
+class OperatorNode(Node):
+    """A step: ``operator_factory()`` makes one Operator per subtask. ``keyed`` steps get keyed
+    state and timers; their non-broadcast inputs must be keyed edges."""
+
+    operator_factory: Callable[[], Operator] | None = None
+    keyed: bool = False
+
+
+@attrs.define(eq=False)
+class TimestampNode(Node):
+    """Assigns timestamps and emits watermarks: ``watermark = max_timestamp - delay - 1``;
+    ``out_of_orderness_ms is None`` means no watermarks until the end of input."""
+
+    extract: Callable[[Any, int | None], int | None] | None = None
+    out_of_orderness_ms: int | None = 0
+
+
+@attrs.define(eq=False)
+class SinkNode(Node):
+    """Hands every value of its input to ``consume``."""
+
+    consume: Callable[[Any], None] | None = None
+
+
+def upstream_of(sinks: Sequence[Node]) -> list[Node]:
+    """Every node the sinks depend on, in topological order (inputs first)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+
+    def visit(node: Node) -> None:
+        if node.id in seen:
+            return
+        seen.add(node.id)
+        for edge in node.inputs:
+            visit(edge.source)
+        order.append(node)
+
+    for sink in sinks:
+        visit(sink)
+    return order

@@ -1,0 +1,433 @@
+"""State specs, the PyFlink-shaped state interfaces, and the keyed backend that binds specs to
+``fs_api_advanced`` keyed states for the current key."""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, TypeVar, cast
+
+import attrs
+
+from fs_api import KvStore, MemoryKvStore
+from fs_api_advanced import (
+    AggregateFunc,
+    Codec,
+    KeyedAggregatingStateFactory,
+    KeyedFactoryBase,
+    KeyedListStateFactory,
+    KeyedMapStateFactory,
+    KeyedReducingStateFactory,
+    KeyedValueStateFactory,
+    TtlConfig,
+    ensure_ordered_key_codec,
+    system_clock,
+)
+
+from ._keys import KeyEncoder, key_group_bytes
+
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
+
+NOT_KEYED_MESSAGE = "This state is only accessible by functions executed on a KeyedStream."
+
+
+class StateAccessError(RuntimeError):
+    """State used where it cannot be: outside a keyed stream, or a name reused for another type."""
+
+
+class StateKind(enum.Enum):
+    VALUE = "value state"
+    LIST = "list state"
+    MAP = "map state"
+    REDUCING = "reducing state"
+    AGGREGATING = "aggregating state"
+
+
+def _non_empty_name(_inst: object, _attr: object, value: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"state name must be a non-empty str, got {value!r}")
+
+
+@attrs.frozen
+class StateSpec:
+    """What the runtime needs to know of one keyed state: engine-neutral, immutable, picklable.
+
+    Front ends build specs (a PyFlink descriptor yields one); the backend binds them.
+    """
+
+    name: str = attrs.field(validator=_non_empty_name)
+    kind: StateKind
+    value_codec: Codec[Any]
+    key_codec: Codec[Any] | None = None
+    reduce_function: Callable[[Any, Any], Any] | None = attrs.field(default=None, eq=False)
+    aggregate_function: AggregateFunc[Any, Any, Any] | None = attrs.field(default=None, eq=False)
+    ttl: TtlConfig | None = None
+    type_description: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        if self.kind is StateKind.MAP:
+            if self.key_codec is None:
+                raise ValueError(f"map state '{self.name}' needs a key codec")
+            ensure_ordered_key_codec(self.key_codec, f"map state '{self.name}'")
+        if self.kind is StateKind.REDUCING and not callable(self.reduce_function):
+            raise TypeError(f"reducing state '{self.name}' needs a reduce function")
+        if self.kind is StateKind.AGGREGATING and self.aggregate_function is None:
+            raise TypeError(f"aggregating state '{self.name}' needs an aggregate function")
+
+    def describe(self) -> str:
+        return self.type_description or self.kind.value
+
+
+# The state interfaces user code sees (PyFlink's names and methods). ---------------------------
+
+
+class State(abc.ABC):
+    """Any keyed state: ``clear()`` removes the current key's value."""
+
+    @abc.abstractmethod
+    def clear(self) -> None: ...
+
+
+class ValueState(State, Generic[T]):
+    """One value per key: ``value()`` (None when unset), ``update(v)``, ``clear()``."""
+
+    @abc.abstractmethod
+    def value(self) -> T | None: ...
+
+    @abc.abstractmethod
+    def update(self, value: T | None) -> None: ...
+
+
+class ListState(State, Generic[T]):
+    """A list per key: ``get()`` (empty when unset), ``add``, ``add_all``, ``update``, ``clear``."""
+
+    @abc.abstractmethod
+    def get(self) -> list[T]: ...
+
+    @abc.abstractmethod
+    def add(self, value: T) -> None: ...
+
+    @abc.abstractmethod
+    def add_all(self, values: Iterable[T]) -> None: ...
+
+    @abc.abstractmethod
+    def update(self, values: Iterable[T]) -> None: ...
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.get())
+
+
+class MapState(State, Generic[K, V]):
+    """A map per key, with PyFlink's methods and Python's mapping operators."""
+
+    @abc.abstractmethod
+    def get(self, key: K) -> V | None: ...
+
+    @abc.abstractmethod
+    def put(self, key: K, value: V) -> None: ...
+
+    @abc.abstractmethod
+    def put_all(self, entries: Mapping[K, V] | Iterable[tuple[K, V]]) -> None: ...
+
+    @abc.abstractmethod
+    def remove(self, key: K) -> None: ...
+
+    @abc.abstractmethod
+    def contains(self, key: K) -> bool: ...
+
+    @abc.abstractmethod
+    def items(self) -> Iterator[tuple[K, V]]: ...
+
+    def keys(self) -> Iterator[K]:
+        return (k for k, _ in self.items())
+
+    def values(self) -> Iterator[V]:
+        return (v for _, v in self.items())
+
+    def is_empty(self) -> bool:
+        return next(self.items(), None) is None
+
+    def __getitem__(self, key: K) -> V | None:
+        return self.get(key)
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self.put(key, value)
+
+    def __delitem__(self, key: K) -> None:
+        self.remove(key)
+
+    def __contains__(self, key: object) -> bool:
+        return self.contains(cast(K, key))
+
+    def __iter__(self) -> Iterator[K]:
+        return self.keys()
+
+
+class AppendingState(State, Generic[IN, OUT]):
+    """``add(value)`` folds a value in; ``get()`` reads the result (None when empty)."""
+
+    @abc.abstractmethod
+    def get(self) -> OUT | None: ...
+
+    @abc.abstractmethod
+    def add(self, value: IN) -> None: ...
+
+
+class ReducingState(AppendingState[T, T]):
+    """Values folded with a reduce function."""
+
+
+class AggregatingState(AppendingState[IN, OUT]):
+    """Values folded into an accumulator by an AggregateFunction."""
+
+
+# Binding to fs_api_advanced for the current key. -------------------------------------------
+
+
+class _Bound:
+    """A view that re-binds its fs_api_advanced keyed state when the current key changes."""
+
+    __slots__ = ("_backend", "_bound_pk", "_factories", "_spec", "_state")
+
+    def __init__(self, backend: KeyedStateBackend, spec: StateSpec) -> None:
+        self._backend = backend
+        self._spec = spec
+        self._factories: dict[int, Any] = {}
+        self._bound_pk: bytes | None = None
+        self._state: Any = None
+
+    def _cur(self) -> Any:
+        backend = self._backend
+        pk = backend.current_key_bytes
+        if pk is not self._bound_pk:
+            if pk is None:
+                raise StateAccessError(f"state '{self._spec.name}' was used with no current key")
+            kg = backend.current_key_group
+            factory = self._factories.get(kg)
+            if factory is None:
+                factory = backend.factory_for(self._spec, kg)
+                for other in self._factories.values():  # one TTL cleanup queue per state
+                    factory.share_ttl_cleanup(other)
+                    break
+                self._factories[kg] = factory
+            self._state = backend.bind(self._spec, factory, pk)
+            self._bound_pk = pk
+        return self._state
+
+    def clear(self) -> None:
+        self._cur().clear()
+
+
+class _ValueView(_Bound, ValueState[Any]):
+    __slots__ = ()
+
+    def value(self) -> Any:
+        return self._cur().value()[0]
+
+    def update(self, value: Any) -> None:
+        if value is None:  # Flink: updating with null clears the state
+            self._cur().clear()
+        else:
+            self._cur().update(value)
+
+
+class _ListView(_Bound, ListState[Any]):
+    __slots__ = ()
+
+    def _check(self, value: Any) -> Any:
+        if value is None:
+            raise ValueError(f"You cannot add null to a ListState (state '{self._spec.name}').")
+        return value
+
+    def get(self) -> list[Any]:
+        items: list[Any] = self._cur().get()
+        return items
+
+    def add(self, value: Any) -> None:
+        self._cur().add(self._check(value))
+
+    def add_all(self, values: Iterable[Any]) -> None:
+        self._cur().add_all([self._check(v) for v in values])
+
+    def update(self, values: Iterable[Any]) -> None:
+        self._cur().update([self._check(v) for v in values])
+
+
+class _MapView(_Bound, MapState[Any, Any]):
+    __slots__ = ()
+
+    def get(self, key: Any) -> Any:
+        return self._cur().get(key)[0]
+
+    def put(self, key: Any, value: Any) -> None:
+        self._cur().put(key, value)
+
+    def put_all(self, entries: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> None:
+        state = self._cur()
+        pairs = entries.items() if isinstance(entries, Mapping) else entries
+        for k, v in pairs:
+            state.put(k, v)
+
+    def remove(self, key: Any) -> None:
+        self._cur().delete(key)
+
+    def contains(self, key: Any) -> bool:
+        # PyFlink (process mode) answers ``get(key) is not None``: a key mapped to None is absent.
+        return self._cur().get(key)[0] is not None
+
+    def items(self) -> Iterator[tuple[Any, Any]]:
+        # A snapshot: the map may be modified while iterating (PyFlink raises instead).
+        return iter(list(self._cur().all()))
+
+    def is_empty(self) -> bool:
+        return bool(self._cur().is_empty())
+
+
+class _ReducingView(_Bound, ReducingState[Any]):
+    __slots__ = ()
+
+    def get(self) -> Any:
+        return self._cur().get()[0]
+
+    def add(self, value: Any) -> None:
+        self._cur().add(value)
+
+
+class _AggregatingView(_Bound, AggregatingState[Any, Any]):
+    __slots__ = ()
+
+    def get(self) -> Any:
+        return self._cur().get()[0]
+
+    def add(self, value: Any) -> None:
+        self._cur().add(value)
+
+
+_VIEWS: dict[StateKind, type[_Bound]] = {
+    StateKind.VALUE: _ValueView,
+    StateKind.LIST: _ListView,
+    StateKind.MAP: _MapView,
+    StateKind.REDUCING: _ReducingView,
+    StateKind.AGGREGATING: _AggregatingView,
+}
+
+
+class KeyedStateBackend:
+    """The keyed state of one operator instance.
+
+    One KvStore per state name (``store_factory``, in-memory by default); inside it the key group
+    of the current key is the ComplexKey's ``key_group``, the encoded key its ``key`` and the
+    ``namespace`` is empty (windows will use it). ``get_state(spec)`` returns a view bound to the
+    current key, set with ``set_current_key``. ``clock`` is the processing-time clock for TTL.
+    """
+
+    def __init__(
+        self,
+        key_encoder: KeyEncoder | None = None,
+        clock: Callable[[], int] | None = None,
+        store_factory: Callable[[str], KvStore] | None = None,
+    ) -> None:
+        self.key_encoder = key_encoder or KeyEncoder()
+        self.clock: Callable[[], int] = clock or system_clock
+        self._store_factory = store_factory or (lambda _name: MemoryKvStore())
+        self.stores: dict[str, KvStore] = {}
+        self._specs: dict[str, StateSpec] = {}
+        self._views: dict[str, _Bound] = {}
+        self.current_key: Any = None
+        self.current_key_bytes: bytes | None = None
+        self.current_key_group = 0
+        self._kg_bytes = b"\x00\x00"
+
+    def set_current_key(self, key: Any) -> None:
+        pk = self.key_encoder.encode(key)
+        self.current_key = key
+        if pk != self.current_key_bytes:
+            self.current_key_bytes = pk
+            self.current_key_group = self.key_encoder.key_group(pk)
+            self._kg_bytes = key_group_bytes(self.current_key_group)
+
+    def get_state(self, spec: StateSpec) -> Any:
+        """The view of ``spec`` for the current key (the same object on every call)."""
+        known = self._specs.get(spec.name)
+        if known is not None:
+            if known.kind is not spec.kind:
+                raise StateAccessError(
+                    f"The state name '{spec.name}' is already in use and not a {spec.kind.value}."
+                )
+            if known != spec:
+                raise StateAccessError(
+                    f"The state name '{spec.name}' is already in use with another definition: "
+                    f"{_spec_diff(known, spec)}"
+                )
+            return self._views[spec.name]
+        self._specs[spec.name] = spec
+        view = self._views[spec.name] = _VIEWS[spec.kind](self, spec)
+        return view
+
+    def store(self, name: str) -> KvStore:
+        store = self.stores.get(name)
+        if store is None:
+            store = self.stores[name] = self._store_factory(name)
+        return store
+
+    def factory_for(self, spec: StateSpec, key_group: int) -> KeyedFactoryBase:
+        store, kg, ttl, clock = self.store(spec.name), key_group_bytes(key_group), spec.ttl, self.clock
+        if spec.kind is StateKind.VALUE:
+            return KeyedValueStateFactory(store, kg, spec.value_codec, ttl=ttl, clock=clock)
+        if spec.kind is StateKind.LIST:
+            return KeyedListStateFactory(store, kg, spec.value_codec, ttl=ttl, clock=clock)
+        if spec.kind is StateKind.MAP:
+            assert spec.key_codec is not None
+            return KeyedMapStateFactory(store, kg, spec.key_codec, spec.value_codec, ttl=ttl, clock=clock)
+        if spec.kind is StateKind.REDUCING:
+            assert spec.reduce_function is not None
+            return KeyedReducingStateFactory(
+                store, kg, spec.value_codec, spec.reduce_function, ttl=ttl, clock=clock
+            )
+        assert spec.aggregate_function is not None
+        return KeyedAggregatingStateFactory(
+            store, kg, spec.value_codec, spec.aggregate_function, ttl=ttl, clock=clock
+        )
+
+    @staticmethod
+    def bind(spec: StateSpec, factory: Any, primary_key: bytes) -> Any:
+        ns = b""
+        if spec.kind is StateKind.VALUE:
+            return factory.new_keyed_value(primary_key, ns)
+        if spec.kind is StateKind.LIST:
+            return factory.new_keyed_list(primary_key, ns)
+        if spec.kind is StateKind.MAP:
+            from fs_api_advanced import KeyedMapState
+
+            return KeyedMapState(factory, primary_key, ns)
+        if spec.kind is StateKind.REDUCING:
+            return factory.new_reducing_state(primary_key, ns)
+        return factory.new_aggregating_state(primary_key, ns)
+
+    def purge_expired(self) -> None:
+        """Drop every expired TTL entry now (cleanup when state is snapshotted)."""
+        purged: set[int] = set()
+        for view in self._views.values():
+            for factory in view._factories.values():
+                queue = id(factory.ttl_cleanup_queue)  # shared by the factories of one state
+                if queue not in purged:
+                    purged.add(queue)
+                    factory.purge_expired()
+
+    @property
+    def specs(self) -> Mapping[str, StateSpec]:
+        return self._specs
+
+
+def _spec_diff(old: StateSpec, new: StateSpec) -> str:
+    diffs = []
+    for field in ("value_codec", "key_codec", "ttl"):
+        a, b = getattr(old, field), getattr(new, field)
+        if a != b:
+            diffs.append(f"{field} {a!r} != {b!r}")
+    return "; ".join(diffs) or "the functions differ"

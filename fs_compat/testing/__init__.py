@@ -1,0 +1,3 @@
+"""PyFlink's ``pyflink.testing`` helpers."""
+
+__all__: list[str] = []
