@@ -12,6 +12,7 @@ from fs_compat.runtime import StateKind, StateSpec
 if TYPE_CHECKING:
     from fs_compat.common import TypeInformation
 
+    from ._functions import AggregateFunction, ReduceFunction
     from ._ttl import StateTtlConfig
 
 T = TypeVar("T")
@@ -168,12 +169,17 @@ def _reduce_callable(reduce_function: Any) -> Callable[[Any, Any], Any]:
 class ReducingStateDescriptor(StateDescriptor, Generic[T]):
     """Describes a ReducingState: values folded with a ReduceFunction or a callable."""
 
-    def __init__(self, name: str, reduce_function: Any, type_info: TypeInformation[T]) -> None:
+    def __init__(
+        self,
+        name: str,
+        reduce_function: ReduceFunction[T] | Callable[[T, T], T],
+        type_info: TypeInformation[T],
+    ) -> None:
         super().__init__(name, type_info)
         self._reduce = _reduce_callable(reduce_function)
         self.reduce_function = reduce_function
 
-    def get_reduce_function(self) -> Any:
+    def get_reduce_function(self) -> ReduceFunction[T] | Callable[[T, T], T]:
         return self.reduce_function
 
     def _spec(self) -> StateSpec:
@@ -189,7 +195,12 @@ class ReducingStateDescriptor(StateDescriptor, Generic[T]):
 class AggregatingStateDescriptor(StateDescriptor, Generic[IN, ACC, OUT]):
     """Describes an AggregatingState; ``state_type_info`` is the accumulator's type."""
 
-    def __init__(self, name: str, agg_function: Any, state_type_info: TypeInformation[ACC]) -> None:
+    def __init__(
+        self,
+        name: str,
+        agg_function: AggregateFunction[IN, ACC, OUT],
+        state_type_info: TypeInformation[ACC],
+    ) -> None:
         from ._functions import AggregateFunction
 
         if not isinstance(agg_function, AggregateFunction):
@@ -197,7 +208,7 @@ class AggregatingStateDescriptor(StateDescriptor, Generic[IN, ACC, OUT]):
         super().__init__(name, state_type_info)
         self.agg_function = agg_function
 
-    def get_agg_function(self) -> Any:
+    def get_agg_function(self) -> AggregateFunction[IN, ACC, OUT]:
         return self.agg_function
 
     def _spec(self) -> StateSpec:
