@@ -1,0 +1,333 @@
+"""The runtime operators behind the Bytewax core operators.
+
+Every Bytewax step becomes a :class:`fs_compat.runtime.Operator`; the keyed stateful primitive
+(``stateful_batch``) is :class:`StatefulBatchOperator`, one keyed operator that keeps each key's
+logic, drives ``on_batch`` / ``on_notify`` / ``on_eof``, arms the runtime's processing-time timers
+for ``notify_at`` and persists each touched key's ``snapshot()`` into a keyed ValueState.
+
+Besides the per-record ``Operator`` methods (what any runtime target calls), the operators offer
+batch entry points (``process_batch``, ``process_keyed``, ``fire_due``, ``snapshot_touched``,
+``restore``) that the Bytewax runner uses to keep Bytewax's batch, activation and epoch semantics.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from fs_api_advanced import PickleCodec
+from fs_compat.runtime import Operator, OperatorRuntime, SideOutput, StateKind, StateSpec, ValueState
+
+from .errors import BytewaxRuntimeError
+
+#: The epoch being processed (set by the runner; ``inspect_debug`` shows it).
+EPOCH: contextvars.ContextVar[int] = contextvars.ContextVar("bytewax_epoch", default=1)
+
+#: Each key's logic snapshot, wrapped in a 1-tuple so a ``None`` snapshot is kept too.
+SNAPSHOT_SPEC = StateSpec("bytewax_logic_snapshot", StateKind.VALUE, PickleCodec())
+
+
+def type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def user_error(what: str, exc: BaseException) -> BytewaxRuntimeError:
+    """A BytewaxRuntimeError for a failure in user code, naming where it happened."""
+    return BytewaxRuntimeError(f"{what}: {type(exc).__name__}: {exc}")
+
+
+class FlatMapBatchOperator(Operator):
+    """``flat_map_batch``: the mapper gets each batch and returns the items to emit."""
+
+    def __init__(self, step_id: str, mapper: Callable[[list[Any]], Iterable[Any]]) -> None:
+        self.step_id = step_id
+        self.mapper = mapper
+
+    def process_batch(self, values: list[Any], runtime: OperatorRuntime) -> list[Any]:
+        try:
+            out = self.mapper(values)
+            try:
+                it = iter(out)
+            except TypeError as exc:
+                raise TypeError(f"mapper must return an iterable; got a `{type_name(out)}` instead") from exc
+            return list(it)
+        except BytewaxRuntimeError:
+            raise
+        except Exception as exc:
+            raise user_error(f"error calling `mapper` in step {self.step_id}", exc) from exc
+
+    def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
+        return self.process_batch([value], runtime)
+
+
+class BranchOperator(Operator):
+    """``branch``: items for which the predicate is True go to the main output, the others to the
+    ``falses`` side output."""
+
+    FALSES = "falses"
+
+    def __init__(self, step_id: str, predicate: Callable[[Any], bool]) -> None:
+        self.step_id = step_id
+        self.predicate = predicate
+
+    def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
+        try:
+            keep = self.predicate(value)
+        except Exception as exc:
+            raise user_error(f"error calling predicate in step {self.step_id}", exc) from exc
+        if not isinstance(keep, bool):
+            raise TypeError(
+                f"return value of `predicate` in step {self.step_id} must be a `bool`; "
+                f"got a `{type_name(keep)}` instead"
+            )
+        return (value,) if keep else (SideOutput(self.FALSES, value),)
+
+
+class PassThroughOperator(Operator):
+    """``merge`` and ``redistribute``: items pass unchanged."""
+
+    def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
+        return (value,)
+
+
+class InspectDebugOperator(Operator):
+    """``inspect_debug``: calls the inspector with step id, item, epoch and worker index."""
+
+    def __init__(self, step_id: str, inspector: Callable[[str, Any, int, int], None]) -> None:
+        self.step_id = step_id
+        self.inspector = inspector
+
+    def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
+        try:
+            self.inspector(self.step_id, value, EPOCH.get(), runtime.task.subtask_index)
+        except Exception as exc:
+            raise user_error(f"error calling inspector in step {self.step_id}", exc) from exc
+        return (value,)
+
+
+class KeyRoute:
+    """The key selector of a stateful step's input edge: checks Bytewax's ``(str, value)`` shape."""
+
+    def __init__(self, step_id: str) -> None:
+        self.step_id = step_id
+
+    def __call__(self, item: Any) -> str:
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(
+                f"step {self.step_id} requires `(key, value)` 2-tuple from upstream for routing; "
+                f"got a `{type_name(item)}` instead"
+            )
+        key = item[0]
+        if not isinstance(key, str):
+            raise TypeError(
+                f"step {self.step_id} requires `str` keys in `(key, value)` from upstream; "
+                f"got a `{type_name(key)}` instead"
+            )
+        return key
+
+
+def _to_ms(at: datetime) -> int:
+    return int(at.timestamp() * 1000)
+
+
+class StatefulBatchOperator(Operator):
+    """The one keyed stateful primitive (``stateful_batch``).
+
+    ``builder(resume_state)`` makes a key's logic (``resume_state`` is None for a new key, else
+    the key's last snapshot); each activation calls ``on_batch`` per key in sorted key order,
+    then ``on_notify`` for keys whose notification is due, and ``on_eof`` for every key at the
+    end of input. A logic that returns DISCARD is dropped with its notification.
+    """
+
+    def __init__(self, step_id: str, builder: Callable[[Any], Any], logic_type: type) -> None:
+        self.step_id = step_id
+        self.builder = builder
+        self.logic_type = logic_type
+        self.logics: dict[str, Any] = {}
+        self.sched: dict[str, int] = {}
+        self.touched: set[str] = set()
+        #: Set by a runner that snapshots at epoch ends; otherwise every activation persists.
+        self.epoch_driven = False
+        self.state: ValueState[Any] | None = None
+
+    # Runtime hooks. ---------------------------------------------------------------------------
+    def open(self, runtime: OperatorRuntime) -> None:
+        self.state = runtime.get_state(SNAPSHOT_SPEC)
+
+    def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
+        key = runtime.current_key
+        outs = self._on_batch(runtime, key, [value[1]])
+        outs += self.fire_due(runtime)
+        self._persist(runtime)
+        return outs
+
+    def on_timer(self, timestamp: int, runtime: OperatorRuntime) -> Iterable[Any]:
+        key = runtime.current_key
+        outs: list[Any] = []
+        if self.sched.get(key) == timestamp:
+            outs = self._notify(runtime, key)
+        self._persist(runtime)
+        return outs
+
+    def end_input(self, runtime: OperatorRuntime) -> Iterable[Any]:
+        outs = self.fire_due(runtime)
+        for key in sorted(self.logics):
+            logic = self.logics.get(key)
+            if logic is None:
+                continue
+            self._set_key(runtime, key)
+            outs += self._after(runtime, key, logic, self._call(logic.on_eof, "on_eof", key), "on_eof")
+        self._persist(runtime)
+        return outs
+
+    # Batch entry points (the Bytewax runner). --------------------------------------------------
+    def process_keyed(self, groups: Sequence[tuple[str, list[Any]]], runtime: OperatorRuntime) -> list[Any]:
+        """One activation: ``groups`` are ``(key, values in arrival order)``, sorted by key."""
+        outs: list[Any] = []
+        for key, values in groups:
+            outs += self._on_batch(runtime, key, [v[1] for v in values])
+        outs += self.fire_due(runtime)
+        if not self.epoch_driven:
+            self._persist(runtime)
+        return outs
+
+    def fire_due(self, runtime: OperatorRuntime) -> list[Any]:
+        """``on_notify`` for every key whose notification time has passed, in key order."""
+        now = runtime.clock()
+        due = sorted(
+            key for ts, _kb, key in runtime.processing_timers.pop_due(now) if self.sched.get(key) == ts
+        )
+        outs: list[Any] = []
+        for key in due:
+            outs += self._notify(runtime, key)
+        return outs
+
+    def snapshot_touched(self, runtime: OperatorRuntime) -> list[tuple[str, Any, bool]]:
+        """Write each key touched since the last call into the keyed ValueState and return
+        ``(key, snapshot, present)`` (``present`` False: the logic was discarded)."""
+        assert self.state is not None
+        result: list[tuple[str, Any, bool]] = []
+        for key in sorted(self.touched):
+            self._set_key(runtime, key)
+            logic = self.logics.get(key)
+            if logic is None:
+                self.state.clear()
+                result.append((key, None, False))
+            else:
+                snap = self._call(logic.snapshot, "snapshot", key)
+                self.state.update((snap,))
+                result.append((key, snap, True))
+        self.touched.clear()
+        return result
+
+    def restore(self, runtime: OperatorRuntime, snapshots: dict[str, Any]) -> None:
+        """Resume: rebuild each key's logic from its snapshot (``builder(resume_state)``)."""
+        assert self.state is not None
+        for key in sorted(snapshots):
+            self._set_key(runtime, key)
+            self.state.update((snapshots[key],))
+            logic = self._build(key, snapshots[key])
+            self.logics[key] = logic
+            self._schedule(runtime, key, logic)
+
+    # Internals. -------------------------------------------------------------------------------
+    def _persist(self, runtime: OperatorRuntime) -> None:
+        if not self.epoch_driven:
+            self.snapshot_touched(runtime)
+
+    @staticmethod
+    def _set_key(runtime: OperatorRuntime, key: str) -> None:
+        assert runtime.backend is not None
+        runtime.backend.set_current_key(key)
+
+    def _call(self, fn: Callable[..., Any], what: str, key: str, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except BytewaxRuntimeError:
+            raise
+        except Exception as exc:
+            raise user_error(
+                f"error calling `StatefulBatchLogic.{what}` in step {self.step_id} for key {key!r}", exc
+            ) from exc
+
+    def _build(self, key: str, resume_state: Any) -> Any:
+        logic = self._call(self.builder, "builder", key, resume_state)
+        if not isinstance(logic, self.logic_type):
+            raise TypeError(
+                f"`builder` in step {self.step_id} must return a `StatefulBatchLogic`; "
+                f"got a `{type_name(logic)}` instead"
+            )
+        return logic
+
+    def _logic(self, runtime: OperatorRuntime, key: str) -> Any:
+        logic = self.logics.get(key)
+        if logic is None:
+            assert self.state is not None
+            stored = self.state.value()
+            logic = self._build(key, None if stored is None else stored[0])
+            self.logics[key] = logic
+        return logic
+
+    def _on_batch(self, runtime: OperatorRuntime, key: str, values: list[Any]) -> list[Any]:
+        self._set_key(runtime, key)
+        logic = self._logic(runtime, key)
+        return self._after(
+            runtime, key, logic, self._call(logic.on_batch, "on_batch", key, values), "on_batch"
+        )
+
+    def _notify(self, runtime: OperatorRuntime, key: str) -> list[Any]:
+        self.sched.pop(key, None)
+        logic = self.logics.get(key)
+        if logic is None:
+            return []
+        self._set_key(runtime, key)
+        return self._after(runtime, key, logic, self._call(logic.on_notify, "on_notify", key), "on_notify")
+
+    def _after(self, runtime: OperatorRuntime, key: str, logic: Any, result: Any, what: str) -> list[Any]:
+        where = f"`StatefulBatchLogic.{what}` in step {self.step_id} for key {key!r}"
+        if not isinstance(result, tuple) or len(result) != 2:
+            exc = TypeError(
+                f"{where} did not return a 2-tuple of `(emit, is_complete)`; "
+                f"got a `{type_name(result)}` instead"
+            )
+            raise user_error(f"error extracting `(emit, is_complete)` from {where}", exc) from exc
+        emit, discard = result
+        if not isinstance(emit, (list, tuple)):
+            exc = TypeError(f"`emit` was not a `list`; got a `{type_name(emit)}` instead")
+            raise user_error(f"error extracting `(emit, is_complete)` from {where}", exc) from exc
+        if not isinstance(discard, bool):
+            exc = TypeError(f"`is_complete` was not a `bool`; got a `{type_name(discard)}` instead")
+            raise user_error(f"error extracting `(emit, is_complete)` from {where}", exc) from exc
+        self.touched.add(key)
+        if discard:
+            self.logics.pop(key, None)
+            self._unschedule(runtime, key)
+        else:
+            self._schedule(runtime, key, logic)
+        return [(key, w) for w in emit]
+
+    def _unschedule(self, runtime: OperatorRuntime, key: str) -> None:
+        old = self.sched.pop(key, None)
+        if old is not None:
+            runtime.timer_service.delete_processing_time_timer(old)
+
+    def _schedule(self, runtime: OperatorRuntime, key: str, logic: Any) -> None:
+        at = self._call(logic.notify_at, "notify_at", key)
+        if at is not None and not isinstance(at, datetime):
+            exc = TypeError(
+                f"`StatefulBatchLogic.notify_at` in step {self.step_id} for key {key!r} "
+                f"did not return a `datetime`; got a `{type_name(at)}` instead"
+            )
+            raise user_error(
+                f"error calling `StatefulBatchLogic.notify_at` in step {self.step_id}", exc
+            ) from exc
+        new = None if at is None else _to_ms(at)
+        old = self.sched.get(key)
+        if old == new:
+            return
+        self._unschedule(runtime, key)
+        if new is not None:
+            self.sched[key] = new
+            runtime.timer_service.register_processing_time_timer(new)

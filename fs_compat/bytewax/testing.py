@@ -1,0 +1,189 @@
+"""Helpers for testing dataflows (``bytewax.testing``).
+
+>>> from fs_compat.bytewax.dataflow import Dataflow
+>>> import fs_compat.bytewax.operators as op
+>>> out = []
+>>> flow = Dataflow("eg")
+>>> s = op.input("inp", flow, TestingSource([1, 2, TestingSource.EOF(), 3]))
+>>> op.output("out", s, TestingSink(out))
+>>> run_main(flow)
+>>> out
+[1, 2]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC as _UTC
+from datetime import datetime, timedelta
+from itertools import islice
+from typing import Any, Generic, TypeVar
+
+from . import _execution
+from .dataflow import Dataflow as _Dataflow
+from .inputs import AbortExecution as _AbortExecution
+from .inputs import FixedPartitionedSource as _FixedPartitionedSource
+from .inputs import StatefulSourcePartition as _StatefulSourcePartition
+from .outputs import DynamicSink as _DynamicSink
+from .outputs import StatelessSinkPartition as _StatelessSinkPartition
+from .recovery import RecoveryConfig as _RecoveryConfig
+
+__all__ = [
+    "TestingSink",
+    "TestingSource",
+    "TimeTestingGetter",
+    "ffwd_iter",
+    "run_main",
+]
+
+_X = TypeVar("_X")
+
+
+@dataclass
+class TimeTestingGetter:
+    """A settable clock for tests: ``get()`` returns ``now``; ``advance(td)`` moves it.
+
+    >>> from datetime import datetime, timedelta, timezone
+    >>> clock = TimeTestingGetter(datetime(2024, 1, 1, tzinfo=timezone.utc))
+    >>> clock.advance(timedelta(seconds=5))
+    >>> clock.get().second
+    5
+    """
+
+    __test__ = False
+
+    now: datetime
+
+    def advance(self, td: timedelta) -> None:
+        """Move the current time forward by ``td``."""
+        self.now += td
+
+    def get(self) -> datetime:
+        """The current time."""
+        return self.now
+
+
+def ffwd_iter(it: Iterator[Any], n: int) -> None:
+    """Skip ``n`` items of an iterator."""
+    next(islice(it, n, n), None)
+
+
+class _IterPartition(_StatefulSourcePartition[_X, int]):
+    """Reads the iterable in batches; the resume state is the index of the next item."""
+
+    def __init__(self, items: Iterable[Any], batch_size: int, resume_state: int | None) -> None:
+        self._index = 0 if resume_state is None else resume_state
+        self._batch_size = batch_size
+        self._it = iter(items)
+        ffwd_iter(self._it, self._index)
+        self._pending: BaseException | None = None
+        self._awake: datetime | None = None
+
+    def next_batch(self) -> list[_X]:
+        if self._pending is not None:
+            raise self._pending
+        self._awake = None
+        batch: list[_X] = []
+        for item in self._it:
+            if isinstance(item, TestingSource.EOF):
+                self._pending = StopIteration()
+                self._index += 1  # continue after the marker next time
+                break
+            if isinstance(item, TestingSource.ABORT):
+                if not item._triggered:
+                    item._triggered = True  # each abort triggers once
+                    self._pending = _AbortExecution()
+                    break
+                # A triggered abort is skipped; like Bytewax, it does not advance the index.
+                continue
+            if isinstance(item, TestingSource.PAUSE):
+                self._awake = datetime.now(_UTC) + item.for_duration
+                break
+            batch.append(item)
+            if len(batch) >= self._batch_size:
+                break
+        if batch or self._pending is not None or self._awake is not None:
+            self._index += len(batch)
+            return batch
+        raise StopIteration()
+
+    def next_awake(self) -> datetime | None:
+        return self._awake
+
+    def snapshot(self) -> int:
+        return self._index
+
+
+class TestingSource(_FixedPartitionedSource[_X, int]):
+    """Items from a Python iterable, in batches of ``batch_size`` (one partition).
+
+    Markers in the iterable: ``TestingSource.EOF()`` ends this execution (the next one continues
+    after it), ``TestingSource.ABORT()`` aborts this execution once (a resumed execution continues
+    from the last snapshot), ``TestingSource.PAUSE(for_duration)`` emits nothing for a while.
+    """
+
+    __test__ = False
+
+    @dataclass
+    class EOF:
+        """End this execution here; the next one continues after this item."""
+
+    @dataclass
+    class ABORT:
+        """Abort the execution here, once; a resume continues from the last snapshot."""
+
+        _triggered: bool = False
+
+    @dataclass
+    class PAUSE:
+        """Emit nothing for ``for_duration``."""
+
+        for_duration: timedelta
+
+    def __init__(self, ib: Iterable[Any], batch_size: int = 1) -> None:
+        self._ib = ib
+        self._batch_size = batch_size
+
+    def list_parts(self) -> list[str]:
+        return ["iterable"]
+
+    def build_part(self, step_id: str, for_part: str, resume_state: int | None) -> _IterPartition[_X]:
+        return _IterPartition(self._ib, self._batch_size, resume_state)
+
+
+class _ListPartition(_StatelessSinkPartition[_X], Generic[_X]):
+    def __init__(self, ls: list[_X]) -> None:
+        self._ls = ls
+
+    def write_batch(self, items: list[_X]) -> None:
+        self._ls += items
+
+
+class TestingSink(_DynamicSink[_X]):
+    """Appends every output item to a list (never cleared between executions)."""
+
+    __test__ = False
+
+    def __init__(self, ls: list[_X]) -> None:
+        self._ls = ls
+
+    def build(self, step_id: str, worker_index: int, worker_count: int) -> _ListPartition[_X]:
+        return _ListPartition(self._ls)
+
+
+def run_main(
+    flow: _Dataflow,
+    *,
+    epoch_interval: timedelta | None = None,
+    recovery_config: _RecoveryConfig | None = None,
+    _now_getter: Callable[[], datetime] | None = None,
+) -> None:
+    """Run a dataflow in this process, on one worker, until its input ends (or aborts).
+
+    ``epoch_interval`` (default 10 s) is the system time between snapshots; with a
+    ``recovery_config`` the run resumes from the last snapshot of the previous run.
+    ``_now_getter`` (not in Bytewax) replaces the system clock for epochs and notifications,
+    e.g. ``TimeTestingGetter.get``.
+    """
+    _execution.run(flow, epoch_interval, recovery_config, _now_getter)
