@@ -724,6 +724,7 @@ class StreamExecutionEnvironment:
         self._settings: dict[str, str] = {}
         self._sinks: list[SinkNode] = []
         self._clock: Callable[[], int] | None = None
+        self._python_files: list[str] = []
         if configuration is not None:
             self.configure(configuration)
 
@@ -770,6 +771,7 @@ class StreamExecutionEnvironment:
         folder = file_path if os.path.isdir(file_path) else os.path.dirname(os.path.abspath(file_path))
         if folder not in sys.path:
             sys.path.append(folder)
+        self._python_files.append(os.path.abspath(file_path))
 
     def set_processing_time_clock(self, clock: Callable[[], int]) -> StreamExecutionEnvironment:
         """fs-compat extension: the processing-time clock (epoch ms) for timers and TTL, e.g. a
@@ -809,11 +811,8 @@ class StreamExecutionEnvironment:
 
     def _run(self, sinks: Sequence[Node]) -> None:
         target = self._target()
-        if target != "local":
-            raise _unsupported(
-                f"execution.target={target!r}",
-                "use execution.target=local (the spark target arrives with the Spark adapter)",
-            )
+        if target not in ("local", "spark"):
+            raise ValueError(f"execution.target must be 'local' or 'spark', got {target!r}")
         from fs_api_advanced import system_clock
 
         config = LocalConfig(
@@ -823,7 +822,14 @@ class StreamExecutionEnvironment:
             clock=self._clock or system_clock,
             job_parameters=self._config.get_global_job_parameters(),
         )
-        run_local(sinks, config)
+        if target == "spark":
+            from fs_compat.spark import run_batch, ship_python_files, spark_session
+
+            spark = spark_session(self._settings)
+            ship_python_files(spark, self._python_files)
+            run_batch(spark, sinks, config)
+        else:
+            run_local(sinks, config)
 
     def execute(self, job_name: str | None = None) -> JobExecutionResult:
         sinks = self._take_sinks()

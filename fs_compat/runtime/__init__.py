@@ -29,6 +29,7 @@ from ._state import (
     StateSpec,
     ValueState,
 )
+from ._subtask import SubtaskRunner
 from ._timers import MAX_TIMESTAMP, MIN_TIMESTAMP, TimerQueue
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "StateKind",
     "StateSpec",
     "StepError",
+    "SubtaskRunner",
     "TaskInfo",
     "TimeDomain",
     "TimerQueue",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -37,6 +37,10 @@ class LocalConfig:
     job_parameters: dict[str, str] = attrs.field(factory=dict)
 
 
+class _HasConfig(Protocol):
+    config: LocalConfig
+
+
 class _Instance:
     __slots__ = ("buffer", "op", "rt")
 
@@ -49,7 +53,7 @@ class _Instance:
 class _Task:
     """A node at run time: its instances, its downstream edges, input watermarks and ends."""
 
-    def __init__(self, node: Node, runner: LocalRunner) -> None:
+    def __init__(self, node: Node, runner: _HasConfig) -> None:
         self.node = node
         self.runner = runner
         self.down: list[tuple[str | None, _Task, int]] = []
@@ -66,13 +70,15 @@ class _Task:
         self._next_instance = 0
 
     # Set-up.
-    def start(self) -> None:
+    def start(self, subtasks: Sequence[int] | None = None) -> None:
+        """Open the node's instances: all of them, or only ``subtasks`` (one Spark task runs
+        some subtasks of a node; the others run elsewhere)."""
         node, cfg = self.node, self.runner.config
         if not isinstance(node, OperatorNode):
             return
         assert node.operator_factory is not None
         p = node.parallelism or cfg.parallelism
-        for index in range(p):
+        for index in range(p) if subtasks is None else subtasks:
             backend = (
                 KeyedStateBackend(
                     KeyEncoder(self._key_codec(), cfg.max_parallelism),

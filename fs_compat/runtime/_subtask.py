@@ -1,0 +1,85 @@
+"""One subtask of one step, driven by an ordered stream of events: what an engine runs inside a
+task (the Spark adapter runs one per partition and subtask).
+
+The events are the step's input records and the upstream watermarks, in order; the outputs are
+the step's records (main and side outputs) and its own watermarks, in order. Input watermarks
+come per upstream channel (an upstream subtask): the watermark of an input is the minimum over
+its channels, as in Flink.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ._local import LocalConfig, _Task
+from ._plan import Node
+from ._timers import MIN_TIMESTAMP
+
+#: An output: ``(tag, value, ts, wm)``; a record has ``wm is None``, a watermark has ``value``
+#: unset (``None``) and ``wm`` set. ``tag`` is None for the main output.
+Output = tuple[str | None, Any, int | None, int | None]
+
+
+class _Collector:
+    """Stands where the step's downstream tasks would: records what reaches one output tag."""
+
+    def __init__(self, tag: str | None, out: list[Output]) -> None:
+        self.tag = tag
+        self.out = out
+
+    def push(self, input_index: int, value: Any, ts: int | None) -> None:
+        self.out.append((self.tag, value, ts, None))
+
+    def on_watermark(self, input_index: int, wm: int) -> None:
+        self.out.append((self.tag, None, None, wm))
+
+    def on_end(self, input_index: int) -> None:
+        pass
+
+
+class SubtaskRunner:
+    """Runs subtask ``index`` of ``node`` over events fed in order.
+
+    ``channels[i]`` is how many upstream channels input ``i`` has; ``tags`` are the side-output
+    tags somebody consumes (the main output is always collected). Call ``record`` /
+    ``watermark`` per event, ``finish`` at the end of input; ``drain`` takes the outputs so far.
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        index: int,
+        config: LocalConfig,
+        channels: Sequence[int],
+        tags: Sequence[str] = (),
+    ) -> None:
+        self.config = config
+        self._out: list[Output] = []
+        self._task = _Task(node, self)
+        for tag in (None, *tags):
+            self._task.down.append((tag, _Collector(tag, self._out), 0))  # type: ignore[arg-type]
+        self._channel_wm = [[MIN_TIMESTAMP] * max(1, n) for n in channels]
+        self._input_wm = [MIN_TIMESTAMP] * len(channels)
+        self._task.start([index])
+
+    def record(self, input_index: int, value: Any, ts: int | None) -> None:
+        self._task.push(input_index, value, ts)
+
+    def watermark(self, input_index: int, channel: int, wm: int) -> None:
+        marks = self._channel_wm[input_index]
+        if wm <= marks[channel]:
+            return
+        marks[channel] = wm
+        combined = min(marks)
+        if combined > self._input_wm[input_index]:
+            self._input_wm[input_index] = combined
+            self._task.on_watermark(input_index, combined)
+
+    def finish(self) -> None:
+        for index in range(len(self._input_wm)):
+            self._task.on_end(index)
+
+    def drain(self) -> list[Output]:
+        out, self._out[:] = list(self._out), []
+        return out

@@ -1,0 +1,312 @@
+"""Bounded plans on Spark: every step becomes repartition -> sortWithinPartitions -> mapInArrow
+running the engine-neutral runtime (``SubtaskRunner``) over each partition.
+
+Rows between steps carry one event each (schema ``EVENTS``): a record (``v`` = the pickled
+value, ``ts`` its timestamp) or a watermark (``v`` null, ``wm`` set), the output ``tag`` (null
+for the main output), the upstream subtask (``ch``, the channel) and its position in that
+subtask's output (``seq``). A step's input is routed to its subtasks (``part``): by key group for
+keyed edges, to every subtask for broadcast edges and watermarks, round-robin otherwise. Inside
+a partition, events are handled per subtask in ``seq`` order, so per key the order is the input
+order, and each subtask's input watermark is the minimum over its channels, as in Flink.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import cloudpickle
+
+from fs_compat.runtime import (
+    KeyEncoder,
+    LocalConfig,
+    Node,
+    OperatorNode,
+    SinkNode,
+    SourceNode,
+    StepError,
+    SubtaskRunner,
+    TimestampNode,
+    subtask_of,
+    upstream_of,
+)
+
+_FIELDS = (("tag", "string"), ("v", "binary"), ("ts", "long"), ("wm", "long"), ("ch", "int"), ("seq", "long"))
+_ROUTED = (*_FIELDS, ("inp", "int"), ("part", "int"))
+#: Arrow record batches leave a task at this many rows.
+_BATCH_ROWS = 8192
+
+
+def dumps(value: Any) -> bytes:
+    """Values cross process boundaries pickled; cloudpickle only where pickle cannot (a class
+    defined in a function, a lambda)."""
+    try:
+        return pickle.dumps(value, protocol=5)
+    except Exception:
+        return cloudpickle.dumps(value, protocol=5)  # type: ignore[no-any-return]
+
+
+def _schema(fields: Sequence[tuple[str, str]]) -> Any:
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
+
+    kinds = {"string": StringType(), "binary": BinaryType(), "long": LongType(), "int": IntegerType()}
+    return StructType([StructField(name, kinds[kind], True) for name, kind in fields])
+
+
+def _arrow_schema(fields: Sequence[tuple[str, str]]) -> Any:
+    import pyarrow as pa
+
+    kinds = {"string": pa.string(), "binary": pa.binary(), "long": pa.int64(), "int": pa.int32()}
+    return pa.schema([(name, kinds[kind]) for name, kind in fields])
+
+
+def _batch(columns: dict[str, list[Any]], fields: Sequence[tuple[str, str]]) -> Any:
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_pydict(columns, schema=_arrow_schema(fields))
+
+
+class _Frame:
+    """A step's output on Spark: its DataFrame of events and how many channels it has."""
+
+    def __init__(self, df: Any, channels: int) -> None:
+        self.df = df
+        self.channels = channels
+
+
+def _parallelism(node: Node, config: LocalConfig) -> int:
+    if isinstance(node, OperatorNode):
+        return node.parallelism or config.parallelism
+    return 1  # a timestamp assigner sees its whole input, as the in-process target does
+
+
+def _route(
+    edge_index: int,
+    key_selector: Callable[[Any], Any] | None,
+    encoder: KeyEncoder | None,
+    broadcast: bool,
+    p: int,
+    max_parallelism: int,
+) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The mapInArrow function that gives each event of one input its subtask (``part``)."""
+
+    def route(batches: Iterator[Any]) -> Iterator[Any]:
+        for batch in batches:
+            cols = batch.to_pydict()
+            out: dict[str, list[Any]] = {name: [] for name, _ in _ROUTED}
+            for i in range(batch.num_rows):
+                v, seq = cols["v"][i], cols["seq"][i]
+                if v is None or broadcast:
+                    parts: Sequence[int] = range(p)
+                elif key_selector is not None:
+                    assert encoder is not None
+                    value = pickle.loads(v)
+                    try:
+                        key = key_selector(value)
+                    except Exception as exc:
+                        raise StepError(
+                            f"key selector raised {type(exc).__name__}: {exc} (record {value!r})"
+                        ) from exc
+                    if key is None:
+                        raise StepError(f"the key selector returned None for record {value!r}")
+                    kg = encoder.key_group(encoder.encode(key))
+                    parts = (subtask_of(kg, p, max_parallelism),)
+                else:
+                    parts = (seq % p,)
+                for part in parts:
+                    for name, _ in _FIELDS:
+                        out[name].append(cols[name][i])
+                    out["inp"].append(edge_index)
+                    out["part"].append(part)
+            yield _batch(out, _ROUTED)
+
+    return route
+
+
+def _run_subtasks(
+    node: Node, config: LocalConfig, channels: Sequence[int], tags: Sequence[str]
+) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The mapInArrow function that runs ``node``'s subtasks over their ordered events."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        runner: SubtaskRunner | None = None
+        part = -1
+        seq = 0
+        out: dict[str, list[Any]] = {name: [] for name, _ in _FIELDS}
+
+        def take(r: SubtaskRunner) -> None:
+            nonlocal seq
+            for tag, value, ts, wm in r.drain():
+                out["tag"].append(tag)
+                out["v"].append(None if wm is not None else dumps(value))
+                out["ts"].append(ts)
+                out["wm"].append(wm)
+                out["ch"].append(part)
+                out["seq"].append(seq)
+                seq += 1
+
+        def flush() -> Any:
+            nonlocal out
+            batch = _batch(out, _FIELDS)
+            out = {name: [] for name, _ in _FIELDS}
+            return batch
+
+        for batch in batches:
+            cols = batch.to_pydict()
+            for i in range(batch.num_rows):
+                row_part = cols["part"][i]
+                if row_part != part:
+                    if runner is not None:
+                        runner.finish()
+                        take(runner)
+                    part, seq = row_part, 0
+                    runner = SubtaskRunner(node, part, config, channels, tags)
+                assert runner is not None
+                v = cols["v"][i]
+                if v is None:
+                    runner.watermark(cols["inp"][i], cols["ch"][i], cols["wm"][i])
+                else:
+                    runner.record(cols["inp"][i], pickle.loads(v), cols["ts"][i])
+            if runner is not None:
+                take(runner)
+            if len(out["seq"]) >= _BATCH_ROWS:
+                yield flush()
+        if runner is not None:
+            runner.finish()
+            take(runner)
+        yield flush()
+
+    return run
+
+
+def _source_frame(spark: Any, node: SourceNode, index: int, n_sources: int) -> _Frame:
+    """A collection source: one channel; ``seq`` interleaves the sources round-robin, as the
+    in-process target reads them."""
+    stamps = list(node.timestamps) if node.timestamps is not None else [None] * len(node.items)
+    rows = [
+        (None, dumps(item), ts, None, 0, i * n_sources + index)
+        for i, (item, ts) in enumerate(zip(node.items, stamps, strict=False))
+    ]
+    return _Frame(spark.createDataFrame(rows, schema=_schema(_FIELDS)), 1)
+
+
+def _consumed_tags(nodes: Sequence[Node]) -> dict[int, set[str]]:
+    tags: dict[int, set[str]] = {}
+    for node in nodes:
+        for edge in node.inputs:
+            if edge.side_tag is not None:
+                tags.setdefault(edge.source.id, set()).add(edge.side_tag)
+    return tags
+
+
+def _stage(node: Node, frames: dict[int, _Frame], config: LocalConfig, tags: Sequence[str]) -> _Frame:
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    p = _parallelism(node, config)
+    routed = None
+    channels = []
+    for index, edge in enumerate(node.inputs):
+        src = frames[edge.source.id]
+        channels.append(src.channels)
+        tag = F.col("tag")
+        df = src.df.where(tag.isNull() if edge.side_tag is None else tag == edge.side_tag)
+        encoder = KeyEncoder(edge.key_codec, config.max_parallelism) if edge.key_selector else None
+        route = _route(index, edge.key_selector, encoder, edge.broadcast, p, config.max_parallelism)
+        df = df.mapInArrow(route, _schema(_ROUTED))
+        routed = df if routed is None else routed.unionByName(df)
+    assert routed is not None
+    ordered = routed.repartition(p, "part").sortWithinPartitions("part", "seq", "ch", "inp")
+    run = _run_subtasks(node, config, channels, sorted(tags))
+    return _Frame(ordered.mapInArrow(run, _schema(_FIELDS)), p)
+
+
+_STEP_ERROR = re.compile(r"(?:fs_compat\.runtime\._local\.)?StepError: (.*)")
+
+
+def _collect(frame: _Frame, tag: str | None) -> list[Any]:
+    from pyspark.sql import functions as F  # noqa: N812
+
+    col = F.col("tag")
+    df = frame.df.where((col.isNull() if tag is None else col == tag) & F.col("v").isNotNull())
+    try:
+        rows = df.orderBy("seq", "ch").select("v").collect()
+    except Exception as exc:
+        # A failed user function arrives as a Spark exception whose text holds the task's
+        # Python traceback; surface it as the StepError it was.
+        found = _STEP_ERROR.findall(str(exc))
+        if found:
+            raise StepError(found[-1].strip()) from exc
+        raise
+    return [pickle.loads(row[0]) for row in rows]
+
+
+def _installed_roots() -> tuple[str, ...]:
+    import fs_api
+    import fs_api_advanced
+    import fs_compat
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for pkg in (fs_api, fs_api_advanced, fs_compat):
+        assert pkg.__file__ is not None
+        roots.add(os.path.dirname(os.path.realpath(pkg.__file__)))
+    return tuple(os.path.realpath(r) + os.sep for r in roots)
+
+
+def ship_user_code() -> None:
+    """Functions and classes of the job's own modules (those not installed in this environment,
+    e.g. the job file's neighbours or a test module) travel to Spark's workers by value, as
+    ``__main__``'s do, so workers need not be able to import them."""
+    from pyspark import cloudpickle as spark_cloudpickle  # what PySpark ships functions with
+
+    roots = _installed_roots()
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if name == "__main__" or not path or name in _by_value:
+            continue
+        if not os.path.realpath(path).startswith(roots):
+            for pickler in (cloudpickle, spark_cloudpickle):
+                pickler.register_pickle_by_value(module)
+            _by_value.add(name)
+
+
+_by_value: set[str] = set()
+
+
+def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> None:
+    """Run the bounded plan that feeds ``sinks`` on ``spark``; sinks consume on the driver."""
+    ship_user_code()
+    nodes = upstream_of(sinks)
+    tags = _consumed_tags(nodes)
+    sources = [n for n in nodes if isinstance(n, SourceNode)]
+    uses: dict[int, int] = {}
+    for node in nodes:
+        for edge in node.inputs:
+            uses[edge.source.id] = uses.get(edge.source.id, 0) + 1
+    frames: dict[int, _Frame] = {}
+    cached = []
+    for node in nodes:
+        if isinstance(node, SourceNode):
+            frame = _source_frame(spark, node, sources.index(node), len(sources))
+        elif isinstance(node, (OperatorNode, TimestampNode)):
+            frame = _stage(node, frames, config, sorted(tags.get(node.id, ())))
+        else:
+            continue
+        if uses.get(node.id, 0) > 1:
+            # Several consumers: compute the step once, so user functions run once per record.
+            frame.df = frame.df.persist()
+            cached.append(frame.df)
+        frames[node.id] = frame
+    try:
+        for sink in nodes:
+            if isinstance(sink, SinkNode):
+                assert sink.consume is not None
+                edge = sink.inputs[0]
+                for value in _collect(frames[edge.source.id], edge.side_tag):
+                    sink.consume(value)
+    finally:
+        for df in cached:
+            df.unpersist()

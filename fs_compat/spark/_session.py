@@ -1,0 +1,67 @@
+"""The SparkSession the adapter runs on: the active one, else an embedded local session."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: Settings the embedded session starts with unless the user's configuration sets them.
+EMBEDDED_DEFAULTS: Mapping[str, str] = {
+    "spark.master": "local[*]",
+    "spark.app.name": "fs-compat",
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.python.unix.domain.socket.enabled": "true",
+}
+
+
+def spark_session(settings: Mapping[str, str] | None = None) -> Any:
+    """The active SparkSession if there is one, else a new embedded one.
+
+    ``settings`` are ``spark.*`` keys (e.g. from ``env.configure(Configuration)``); they apply
+    only when a session is started here.
+    """
+    # Spark's Python workers must run this interpreter, with this environment's packages.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    conf = dict(EMBEDDED_DEFAULTS)
+    conf.update({k: v for k, v in (settings or {}).items() if k.startswith("spark.")})
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(conf.get("spark.log.level", "ERROR"))
+    return session
+
+
+_shipped: set[tuple[int, str]] = set()
+
+
+def ship_python_files(spark: Any, paths: Iterable[str]) -> None:
+    """Make modules importable in Spark's Python workers (``add_python_file``): a file as it
+    is, a folder as a zip of its contents. Each path is shipped once per SparkContext."""
+    sc = spark.sparkContext
+    for path in paths:
+        if (id(sc), path) in _shipped:
+            continue
+        if os.path.isdir(path):
+            handle, archive = tempfile.mkstemp(suffix=".zip", prefix="fs-compat-pyfiles-")
+            os.close(handle)
+            with zipfile.ZipFile(archive, "w") as zf:
+                for root, _dirs, files in os.walk(path):
+                    for name in files:
+                        full = os.path.join(root, name)
+                        zf.write(full, os.path.relpath(full, path))
+            sc.addPyFile(archive)
+        else:
+            sc.addPyFile(path)
+        _shipped.add((id(sc), path))
