@@ -364,6 +364,14 @@ class DataStream(Generic[T]):
             return results[:limit]
         return CloseableIterator(iter(results))
 
+    def project(self, *field_indexes: int) -> DataStream[Any]:
+        """The fields at ``field_indexes`` of each tuple, as a tuple (PyFlink's projection)."""
+        indexes = tuple(field_indexes)
+        return self.map(lambda v: tuple(v[i] for i in indexes))
+
+    def cache(self) -> Any:
+        raise _unsupported("DataStream.cache", "build the stream once and consume it from several steps")
+
     def window_all(self, window_assigner: Any) -> Any:
         raise _unsupported(
             "DataStream.window_all",
@@ -830,6 +838,24 @@ class StreamExecutionEnvironment:
             run_batch(spark, sinks, config)
         else:
             run_local(sinks, config)
+
+    def enable_checkpointing(self, interval: int, mode: Any = None) -> StreamExecutionEnvironment:
+        """Accepted: in-process runs need no checkpoints; on Spark, streaming queries checkpoint
+        to their ``checkpointLocation``."""
+        self._checkpoint_interval = interval
+        return self
+
+    def get_execution_plan(self) -> str:
+        raise _unsupported("StreamExecutionEnvironment.get_execution_plan", "there is no JVM job graph")
+
+    def execute_async(self, job_name: str = "Flink Streaming Job") -> Any:
+        raise _unsupported("StreamExecutionEnvironment.execute_async", "use execute()")
+
+    def add_jars(self, *jars_path: str) -> None:
+        raise _unsupported("StreamExecutionEnvironment.add_jars", "JVM jars do not apply; use Spark's --jars")
+
+    def add_classpaths(self, *classpaths: str) -> None:
+        raise _unsupported("StreamExecutionEnvironment.add_classpaths", "use Spark's --jars")
 
     def execute(self, job_name: str | None = None) -> JobExecutionResult:
         sinks = self._take_sinks()
