@@ -29,30 +29,30 @@ class PyFlinkTestCase(unittest.TestCase):
         assert sorted(map(str, actual)) == sorted(map(str, expected)), f"{actual} != {expected}"
 
 
-class PyFlinkStreamingTestCase(PyFlinkTestCase):
+class _EnvTestCase(PyFlinkTestCase):
+    """An environment in ``mode`` with parallelism 2, shared by the class (as in PyFlink)."""
+
+    env: ClassVar[_Env]
+    mode: ClassVar[_Mode]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.env = _Env.get_execution_environment()
+        cls.env.set_parallelism(2)
+        cls.env.set_runtime_mode(cls.mode)
+
+
+class PyFlinkStreamingTestCase(_EnvTestCase):
     """A STREAMING environment with parallelism 2, shared by the class (as in PyFlink)."""
 
-    env: ClassVar[_Env]
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.env = _Env.get_execution_environment()
-        cls.env.set_parallelism(2)
-        cls.env.set_runtime_mode(_Mode.STREAMING)
+    mode = _Mode.STREAMING
 
 
-class PyFlinkBatchTestCase(PyFlinkTestCase):
+class PyFlinkBatchTestCase(_EnvTestCase):
     """A BATCH environment with parallelism 2, shared by the class (as in PyFlink)."""
 
-    env: ClassVar[_Env]
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.env = _Env.get_execution_environment()
-        cls.env.set_parallelism(2)
-        cls.env.set_runtime_mode(_Mode.BATCH)
+    mode = _Mode.BATCH
 
 
 __all__ = ["PyFlinkBatchTestCase", "PyFlinkStreamingTestCase", "PyFlinkTestCase"]
