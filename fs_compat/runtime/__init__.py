@@ -4,7 +4,7 @@ target. Nothing here knows PyFlink or Bytewax names; the Spark adapter runs the 
 inside Spark tasks."""
 
 from ._keys import MAX_PARALLELISM, KeyEncoder, key_group_bytes, subtask_of
-from ._local import LocalConfig, LocalRunner, RuntimeMode, StepError, run_local
+from ._local import LocalConfig, LocalRunner, RuntimeMode, StepError, route_key, run_local
 from ._operator import (
     NOT_KEYED_TIMERS,
     Operator,
@@ -69,6 +69,7 @@ __all__ = [
     "TimestampNode",
     "ValueState",
     "key_group_bytes",
+    "route_key",
     "run_local",
     "subtask_of",
     "upstream_of",

@@ -37,6 +37,23 @@ class LocalConfig:
     job_parameters: dict[str, str] = attrs.field(factory=dict)
 
 
+def route_key(
+    step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, value: Any, parallelism: int
+) -> tuple[Any, bytes, int]:
+    """``(key, key bytes, subtask)`` of ``value`` on a keyed edge into ``step``; a failing key
+    selector, or one returning None, is a StepError naming the step and the record."""
+    try:
+        key = key_selector(value)
+    except Exception as exc:
+        raise StepError(
+            f"step '{step}': key selector raised {type(exc).__name__}: {exc} (record {value!r})"
+        ) from exc
+    if key is None:
+        raise StepError(f"step '{step}': the key selector returned None for record {value!r}")
+    kb = encoder.encode(key)
+    return key, kb, subtask_of(encoder.key_group(kb), parallelism, encoder.max_parallelism)
+
+
 class _HasConfig(Protocol):
     config: LocalConfig
 
@@ -123,12 +140,8 @@ class _Task:
             self._process(self.instances[index], input_index, value, ts, None)
             return
         assert edge.key_selector is not None
-        key = self._guard("key selector", None, value, edge.key_selector, value)
-        if key is None:
-            raise StepError(f"step '{node.name}': the key selector returned None for record {value!r}")
-        kb = encoder.encode(key)
-        kg = encoder.key_group(kb)
-        inst = self.instances[subtask_of(kg, len(self.instances), encoder.max_parallelism)]
+        key, kb, subtask = route_key(node.name, edge.key_selector, encoder, value, len(self.instances))
+        inst = self.instances[subtask]
         if self.runner.config.mode is RuntimeMode.BATCH:
             entry = inst.buffer.get(kb)
             if entry is None:

@@ -12,6 +12,7 @@ order, and each subtask's input watermark is the minimum over its channels, as i
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import re
@@ -22,6 +23,7 @@ from typing import Any
 import cloudpickle
 
 from fs_compat.runtime import (
+    Edge,
     KeyEncoder,
     LocalConfig,
     Node,
@@ -31,7 +33,7 @@ from fs_compat.runtime import (
     StepError,
     SubtaskRunner,
     TimestampNode,
-    subtask_of,
+    route_key,
     upstream_of,
 )
 
@@ -85,14 +87,13 @@ def _parallelism(node: Node, config: LocalConfig) -> int:
 
 
 def _route(
-    edge_index: int,
-    key_selector: Callable[[Any], Any] | None,
-    encoder: KeyEncoder | None,
-    broadcast: bool,
-    p: int,
-    max_parallelism: int,
+    step: str, edge_index: int, edge: Edge, p: int, max_parallelism: int
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The mapInArrow function that gives each event of one input its subtask (``part``)."""
+    """The mapInArrow function that gives each event of one input of ``step`` its subtask
+    (``part``)."""
+    key_selector = edge.key_selector
+    encoder = KeyEncoder(edge.key_codec, max_parallelism) if key_selector is not None else None
+    broadcast = edge.broadcast
 
     def route(batches: Iterator[Any]) -> Iterator[Any]:
         for batch in batches:
@@ -104,17 +105,7 @@ def _route(
                     parts: Sequence[int] = range(p)
                 elif key_selector is not None:
                     assert encoder is not None
-                    value = pickle.loads(v)
-                    try:
-                        key = key_selector(value)
-                    except Exception as exc:
-                        raise StepError(
-                            f"key selector raised {type(exc).__name__}: {exc} (record {value!r})"
-                        ) from exc
-                    if key is None:
-                        raise StepError(f"the key selector returned None for record {value!r}")
-                    kg = encoder.key_group(encoder.encode(key))
-                    parts = (subtask_of(kg, p, max_parallelism),)
+                    parts = (route_key(step, key_selector, encoder, pickle.loads(v), p)[2],)
                 else:
                     parts = (seq % p,)
                 for part in parts:
@@ -214,8 +205,7 @@ def _stage(node: Node, frames: dict[int, _Frame], config: LocalConfig, tags: Seq
         channels.append(src.channels)
         tag = F.col("tag")
         df = src.df.where(tag.isNull() if edge.side_tag is None else tag == edge.side_tag)
-        encoder = KeyEncoder(edge.key_codec, config.max_parallelism) if edge.key_selector else None
-        route = _route(index, edge.key_selector, encoder, edge.broadcast, p, config.max_parallelism)
+        route = _route(node.name, index, edge, p, config.max_parallelism)
         df = df.mapInArrow(route, _schema(_ROUTED))
         routed = df if routed is None else routed.unionByName(df)
     assert routed is not None
@@ -244,6 +234,7 @@ def _collect(frame: _Frame, tag: str | None) -> list[Any]:
     return [pickle.loads(row[0]) for row in rows]
 
 
+@functools.cache
 def _installed_roots() -> tuple[str, ...]:
     import fs_api
     import fs_api_advanced
