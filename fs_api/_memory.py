@@ -122,6 +122,25 @@ class MemoryKvStore(KvStore):
             return ListKvIterator(())
         return ListKvIterator(sorted(entries.items()))
 
+    def complex_items(self, key_group: bytes | None = None) -> list[tuple[ComplexKey, bytes]]:
+        """Every entry of the complex keyspace (of one ``key_group`` when given), unordered: what a
+        snapshot of keyed state copies.
+
+        >>> store = MemoryKvStore()
+        >>> store.put(ComplexKey(b"g", b"k", b"", b"u"), b"v")
+        >>> store.complex_items(b"g")
+        [(ComplexKey(key_group=b'g', key=b'k', namespace=b'', user_key=b'u'), b'v')]
+        >>> store.complex_items(b"other")
+        []
+        """
+        kg = None if key_group is None else check_part("key_group", key_group)
+        return [
+            (ComplexKey(prefix[0], prefix[1], prefix[2], uk), value)
+            for prefix, entries in self._complex.items()
+            if kg is None or prefix[0] == kg
+            for uk, value in entries.items()
+        ]
+
     def __len__(self) -> int:
         """Number of entries in both keyspaces."""
         return len(self._plain) + sum(len(e) for e in self._complex.values())

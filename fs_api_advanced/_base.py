@@ -131,6 +131,12 @@ class KeyedFactoryBase:
             other._cleanup.index.update(self._cleanup.index)
             self._cleanup = other._cleanup
 
+    def track_ttl(self, primary_key: bytes, namespace: bytes) -> None:
+        """Record that (primary_key, namespace) holds TTL state that was written without this
+        factory (restored from a snapshot), so that cleanup finds it. No-op without TTL."""
+        if self._ttl is not None:
+            self._cleanup.index[(self, primary_key, namespace)] = None
+
     def note_written(self, primary_key: bytes, namespace: bytes) -> None:
         """Record that (primary_key, namespace) holds TTL state, and run incremental cleanup."""
         self._cleanup.index[(self, primary_key, namespace)] = None

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import abc
 import enum
+import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar, cast
 
 import attrs
 
-from fs_api import KvStore, MemoryKvStore
+from fs_api import ComplexKey, KvStore, MemoryKvStore
 from fs_api_advanced import (
     AggregateFunc,
     Codec,
@@ -210,14 +211,23 @@ class _Bound:
             kg = backend.current_key_group
             factory = self._factories.get(kg)
             if factory is None:
-                factory = backend.factory_for(self._spec, kg)
-                for other in self._factories.values():  # one TTL cleanup queue per state
-                    factory.share_ttl_cleanup(other)
-                    break
-                self._factories[kg] = factory
+                factory = self.factory(kg)
             self._state = backend.bind(self._spec, factory, pk)
             self._bound_pk = pk
         return self._state
+
+    def factory(self, kg: int) -> KeyedFactoryBase:
+        """The state's factory for key group ``kg`` (made once)."""
+        factory = self._factories.get(kg)
+        if factory is None:
+            backend = self._backend
+            factory = backend.factory_for(self._spec, kg)
+            for other in self._factories.values():  # one TTL cleanup queue per state
+                factory.share_ttl_cleanup(other)
+                break
+            self._factories[kg] = factory
+            backend.track_restored(self._spec, factory)
+        return factory
 
     def clear(self) -> None:
         self._cur().clear()
@@ -338,6 +348,8 @@ class KeyedStateBackend:
         self.stores: dict[str, KvStore] = {}
         self._specs: dict[str, StateSpec] = {}
         self._views: dict[str, _Bound] = {}
+        self._restored: dict[str, str] = {}  # state name -> signature, from restored snapshots
+        self._restored_groups: set[int] = set()
         self.current_key: Any = None
         self.current_key_bytes: bytes | None = None
         self.current_key_group = 0
@@ -365,8 +377,14 @@ class KeyedStateBackend:
                     f"{_spec_diff(known, spec)}"
                 )
             return self._views[spec.name]
+        restored = self._restored.get(spec.name)
+        if restored is not None:
+            _check_signature(spec.name, restored, state_signature(spec))
         self._specs[spec.name] = spec
         view = self._views[spec.name] = _VIEWS[spec.kind](self, spec)
+        if spec.ttl is not None:
+            for kg in self._restored_groups:  # TTL cleanup must see state restored before
+                view.factory(kg)
         return view
 
     def store(self, name: str) -> KvStore:
@@ -422,6 +440,109 @@ class KeyedStateBackend:
     @property
     def specs(self) -> Mapping[str, StateSpec]:
         return self._specs
+
+    # Snapshots: where state leaves the process (a Spark state store, a checkpoint). ----------
+
+    def snapshot_key_group(self, key_group: int) -> bytes:
+        """The state of every key of ``key_group``, of every state, as bytes for
+        ``restore_key_group``. Expired TTL entries are dropped first when the state asks for
+        cleanup on full snapshots."""
+        if any(spec.ttl is not None and spec.ttl.cleanup_full_snapshot for spec in self._specs.values()):
+            self.purge_expired()
+        kgb = key_group_bytes(key_group)
+        stores: dict[str, list[tuple[bytes, bytes, bytes, bytes]]] = {}
+        for name, store in self.stores.items():
+            entries = [
+                (ck.key, ck.namespace, ck.user_key, value)
+                for ck, value in _memory(store, name).complex_items(kgb)
+            ]
+            if entries:
+                stores[name] = entries
+        signatures = {name: state_signature(spec) for name, spec in self._specs.items() if name in stores}
+        signatures.update({n: s for n, s in self._restored.items() if n in stores and n not in signatures})
+        return pickle.dumps((_SNAPSHOT_VERSION, signatures, stores), protocol=5)
+
+    def restore_key_group(self, key_group: int, data: bytes | None) -> None:
+        """Replace the state of ``key_group`` with a snapshot (``None``: no state). A state whose
+        definition changed since the snapshot (another kind or codec under the same name) is a
+        StateAccessError naming the state and both types, raised before anything is replaced."""
+        kgb = key_group_bytes(key_group)
+        stores: dict[str, list[tuple[bytes, bytes, bytes, bytes]]] = {}
+        signatures: dict[str, str] = {}
+        if data is not None:
+            try:
+                version, signatures, stores = pickle.loads(data)
+            except Exception as exc:
+                raise StateAccessError(
+                    f"cannot restore key group {key_group}: the snapshot is corrupt "
+                    f"({type(exc).__name__}: {exc})"
+                ) from exc
+            if version != _SNAPSHOT_VERSION:
+                raise StateAccessError(
+                    f"cannot restore key group {key_group}: snapshot format {version!r}, "
+                    f"expected {_SNAPSHOT_VERSION}"
+                )
+        for name, old in signatures.items():
+            spec = self._specs.get(name)
+            if spec is not None:
+                _check_signature(name, old, state_signature(spec))
+        for name, store in self.stores.items():
+            memory = _memory(store, name)
+            for ck, _ in memory.complex_items(kgb):
+                memory.delete(ck)
+        for name, entries in stores.items():
+            store = self.store(name)
+            for key, ns, uk, value in entries:
+                store.put(ComplexKey(kgb, key, ns, uk), value)
+        self._restored.update(signatures)
+        self._restored_groups.add(key_group)
+        for name, view in self._views.items():
+            factory = view._factories.get(key_group)
+            if factory is not None:
+                self.track_restored(self._specs[name], factory)
+            elif self._specs[name].ttl is not None:
+                view.factory(key_group)  # so that TTL cleanup sees the restored entries
+            view._bound_pk = None
+
+    def track_restored(self, spec: StateSpec, factory: KeyedFactoryBase) -> None:
+        """Let TTL cleanup find the entries of ``factory``'s key group that came from a snapshot."""
+        if spec.ttl is None or spec.name not in self.stores:
+            return
+        seen: set[tuple[bytes, bytes]] = set()
+        for ck, _ in _memory(self.stores[spec.name], spec.name).complex_items(factory.key_group):
+            if (ck.key, ck.namespace) not in seen:
+                seen.add((ck.key, ck.namespace))
+                factory.track_ttl(ck.key, ck.namespace)
+
+
+_SNAPSHOT_VERSION = 1
+
+
+def state_signature(spec: StateSpec) -> str:
+    """What must not change between a snapshot and the state that restores it: the kind, the
+    codecs (their bytes) and whether entries carry TTL timestamps."""
+    sig = f"{spec.kind.value} of {spec.value_codec!r}"
+    if spec.key_codec is not None:
+        sig += f" keyed by {spec.key_codec!r}"
+    if spec.ttl is not None:
+        sig += " with TTL"
+    return sig
+
+
+def _check_signature(name: str, old: str, new: str) -> None:
+    if old != new:
+        raise StateAccessError(
+            f"state '{name}' was saved as {old} and is now declared as {new}; "
+            "restore it with the original descriptor (or under a new state name)"
+        )
+
+
+def _memory(store: KvStore, name: str) -> MemoryKvStore:
+    if not isinstance(store, MemoryKvStore):
+        raise NotImplementedError(
+            f"state '{name}': snapshots need the in-memory store, got {type(store).__name__}"
+        )
+    return store
 
 
 def _spec_diff(old: StateSpec, new: StateSpec) -> str:
