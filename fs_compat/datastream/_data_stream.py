@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from fs_compat.runtime import (
     Edge,
+    ExternalSourceNode,
     LocalConfig,
     Node,
     OperatorNode,
@@ -20,6 +21,7 @@ from fs_compat.runtime import (
     SourceNode,
     TimestampNode,
     run_local,
+    upstream_of,
 )
 
 from ._adapters import FunctionOperator, ReduceOperator, copy_function
@@ -51,6 +53,8 @@ T = TypeVar("T")
 
 TARGET_KEY = "execution.target"
 TARGET_ENV = "FS_COMPAT_TARGET"
+#: Where jobs run when neither ``execution.target`` nor ``FS_COMPAT_TARGET`` says.
+DEFAULT_TARGET = "spark"
 
 
 class RuntimeExecutionMode(enum.Enum):
@@ -116,6 +120,8 @@ def _conformer(type_info: Any) -> Callable[[Any], Any] | None:
             if isinstance(value, Row):
                 return value
             if isinstance(value, (tuple, list)):
+                if len(value) != len(names):
+                    raise TypeError(f"output type {type_info!r} has {len(names)} fields, got {value!r}")
                 return Row(*names)(*value)
             return value
 
@@ -363,6 +369,15 @@ class DataStream(Generic[T]):
         if limit is not None:
             return results[:limit]
         return CloseableIterator(iter(results))
+
+    def to_dataframe(self) -> Any:
+        """fs-compat extension: this stream as a Spark DataFrame, to write with Spark's own writers
+        (parquet, Delta, Kafka, ``foreachBatch``). Its schema comes from the stream's output type:
+        a ``ROW``/``ROW_NAMED`` as its fields, a ``TUPLE`` as ``f0``, ``f1``, ...; another type as one
+        column ``value``; no type (pickled values) as a binary column ``value``. On a streaming
+        DataFrame source it is a streaming DataFrame: start it with ``writeStream`` (with a
+        ``checkpointLocation``, which holds the job's state)."""
+        return self._env._to_dataframe(self._node, self._side_tag, self._output_type)
 
     def project(self, *field_indexes: int) -> DataStream[Any]:
         """The fields at ``field_indexes`` of each tuple, as a tuple (PyFlink's projection)."""
@@ -721,8 +736,8 @@ class JobExecutionResult:
 
 
 class StreamExecutionEnvironment:
-    """Builds and runs jobs. ``execution.target`` (or ``FS_COMPAT_TARGET``) picks where: ``local``
-    runs in this process."""
+    """Builds and runs jobs. ``execution.target`` (or ``FS_COMPAT_TARGET``) picks where: ``spark``
+    (the default) runs on Spark, ``local`` runs in this process."""
 
     def __init__(self, configuration: Configuration | None = None) -> None:
         self._parallelism = 1
@@ -794,6 +809,16 @@ class StreamExecutionEnvironment:
             items = [conform(v) for v in items]
         return DataStream(self, SourceNode("Collection Source", items=items), type_info)
 
+    def from_dataframe(self, df: Any) -> DataStream[Any]:
+        """fs-compat extension: a Spark DataFrame, batch or streaming, as a stream of ``Row``
+        values with the DataFrame's field names (type ``Types.ROW_NAMED`` of its fields). A column
+        marked with ``df.withWatermark(column, delay)`` gives the records' timestamps and, on a
+        streaming DataFrame, the watermark."""
+        from fs_compat.spark import row_type_of
+
+        node = ExternalSourceNode("DataFrame Source", handle=df, unbounded=bool(df.isStreaming))
+        return DataStream(self, node, row_type_of(df.schema))
+
     def from_source(
         self, source: Any, watermark_strategy: Any, source_name: str, type_info: Any = None
     ) -> Any:
@@ -815,29 +840,73 @@ class StreamExecutionEnvironment:
         return sinks
 
     def _target(self) -> str:
-        return os.environ.get(TARGET_ENV) or self._settings.get(TARGET_KEY, "local")
+        """``execution.target`` set through ``configure``, else ``FS_COMPAT_TARGET``, else ``spark``."""
+        return self._settings.get(TARGET_KEY) or os.environ.get(TARGET_ENV) or DEFAULT_TARGET
 
-    def _run(self, sinks: Sequence[Node]) -> None:
-        target = self._target()
-        if target not in ("local", "spark"):
-            raise ValueError(f"execution.target must be 'local' or 'spark', got {target!r}")
+    def _runtime_config(self) -> LocalConfig:
         from fs_api_advanced import system_clock
 
-        config = LocalConfig(
+        return LocalConfig(
             mode=RuntimeMode.BATCH if self._mode is RuntimeExecutionMode.BATCH else RuntimeMode.STREAMING,
             parallelism=self._parallelism,
             max_parallelism=self._max_parallelism,
             clock=self._clock or system_clock,
             job_parameters=self._config.get_global_job_parameters(),
         )
-        if target == "spark":
-            from fs_compat.spark import run_batch, ship_python_files, spark_session
 
-            spark = spark_session(self._settings)
-            ship_python_files(spark, self._python_files)
-            run_batch(spark, sinks, config)
+    def _checked_target(self) -> str:
+        target = self._target()
+        if target not in ("local", "spark"):
+            raise ValueError(f"execution.target must be 'local' or 'spark', got {target!r}")
+        return target
+
+    def _spark(self) -> Any:
+        from fs_compat.spark import ship_python_files, spark_session
+
+        spark = spark_session(self._settings)
+        ship_python_files(spark, self._python_files)
+        return spark
+
+    def _run(self, sinks: Sequence[Node]) -> None:
+        target = self._checked_target()
+        nodes = upstream_of(sinks)
+        external = [n for n in nodes if isinstance(n, ExternalSourceNode)]
+        for node in external:
+            if node.unbounded:
+                raise ValueError(
+                    "this job reads a streaming DataFrame, which never ends: start it with "
+                    "ds.to_dataframe().writeStream...start() instead of execute()/execute_and_collect()"
+                )
+        config = self._runtime_config()
+        if target == "spark":
+            from fs_compat.spark import run_batch
+
+            run_batch(self._spark(), sinks, config)
         else:
+            if external:
+                from fs_compat.spark import collect_items
+
+                for node in external:
+                    node.items = collect_items(node)
             run_local(sinks, config)
+
+    def _to_dataframe(self, node: Node, tag: str | None, output_type: Any) -> Any:
+        target = self._checked_target()
+        spark = self._spark()
+        nodes = upstream_of([node])
+        config = self._runtime_config()
+        from fs_compat.spark import OutputColumns, batch_dataframe, stream_dataframe
+
+        if any(isinstance(n, ExternalSourceNode) and n.unbounded for n in nodes):
+            return stream_dataframe(spark, node, tag, config, output_type, clock=self._clock)
+        if target == "spark":
+            return batch_dataframe(spark, node, tag, config, output_type)
+        values: list[Any] = []
+        self._run([SinkNode("Collect", [Edge(node, side_tag=tag)], consume=values.append)])
+        out = OutputColumns(output_type)
+        cols = out.columns(values)
+        rows = list(zip(*(cols[name] for name in out.names), strict=True))
+        return spark.createDataFrame(rows, schema=out.schema)
 
     def enable_checkpointing(self, interval: int, mode: Any = None) -> StreamExecutionEnvironment:
         """Accepted: in-process runs need no checkpoints; on Spark, streaming queries checkpoint

@@ -14,7 +14,16 @@ from ._operator import (
     TimeDomain,
     TimerService,
 )
-from ._plan import Edge, Node, OperatorNode, SinkNode, SourceNode, TimestampNode, upstream_of
+from ._plan import (
+    Edge,
+    ExternalSourceNode,
+    Node,
+    OperatorNode,
+    SinkNode,
+    SourceNode,
+    TimestampNode,
+    upstream_of,
+)
 from ._state import (
     NOT_KEYED_MESSAGE,
     AggregatingState,
@@ -36,6 +45,7 @@ __all__ = [
     "AggregatingState",
     "AppendingState",
     "Edge",
+    "ExternalSourceNode",
     "KeyEncoder",
     "KeyedStateBackend",
     "ListState",

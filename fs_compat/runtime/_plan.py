@@ -44,6 +44,26 @@ class SourceNode(Node):
 
 
 @attrs.define(eq=False)
+class ExternalSourceNode(SourceNode):
+    """A source an engine adapter reads itself, e.g. a Spark DataFrame: ``handle`` is opaque to
+    the runtime. ``unbounded`` sources (a streaming DataFrame) never end. A bounded one can be
+    run in-process once its ``items`` are filled in."""
+
+    handle: Any = attrs.field(default=None)
+    unbounded: bool = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Steps ship to an engine's workers with their inputs; the handle (a DataFrame) stays.
+        state = {name: getattr(self, name) for name in attrs.fields_dict(type(self))}
+        state["handle"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+
+@attrs.define(eq=False)
 class OperatorNode(Node):
     """A step: ``operator_factory()`` makes one Operator per subtask. ``keyed`` steps get keyed
     state and timers; their non-broadcast inputs must be keyed edges."""

@@ -42,8 +42,10 @@ class SubtaskRunner:
     """Runs subtask ``index`` of ``node`` over events fed in order.
 
     ``channels[i]`` is how many upstream channels input ``i`` has; ``tags`` are the side-output
-    tags somebody consumes (the main output is always collected). Call ``record`` /
-    ``watermark`` per event, ``finish`` at the end of input; ``drain`` takes the outputs so far.
+    tags somebody consumes (the main output is always collected). ``chain`` are single-input
+    steps that follow ``node`` in the same pass, each consuming the previous one's main output
+    (``tags`` then apply to the last of them). Call ``record`` / ``watermark`` per event,
+    ``finish`` at the end of input; ``drain`` takes the outputs so far.
     """
 
     def __init__(
@@ -53,15 +55,30 @@ class SubtaskRunner:
         config: LocalConfig,
         channels: Sequence[int],
         tags: Sequence[str] = (),
+        chain: Sequence[Node] = (),
     ) -> None:
         self.config = config
         self._out: list[Output] = []
         self._task = _Task(node, self)
+        last = self._task
+        self._chain = [last]
+        for follower in chain:
+            task = _Task(follower, self)
+            last.down.append((None, task, 0))
+            self._chain.append(task)
+            last = task
         for tag in (None, *tags):
-            self._task.down.append((tag, _Collector(tag, self._out), 0))  # type: ignore[arg-type]
+            last.down.append((tag, _Collector(tag, self._out), 0))  # type: ignore[arg-type]
         self._channel_wm = [[MIN_TIMESTAMP] * max(1, n) for n in channels]
         self._input_wm = [MIN_TIMESTAMP] * len(channels)
         self._task.start([index])
+        for task in self._chain[1:]:
+            task.start([index])
+
+    @property
+    def runtime(self) -> Any:
+        """The OperatorRuntime of the first step's instance (its keyed state and timers)."""
+        return self._task.instances[0].rt
 
     def record(self, input_index: int, value: Any, ts: int | None) -> None:
         self._task.push(input_index, value, ts)
@@ -75,6 +92,15 @@ class SubtaskRunner:
         if combined > self._input_wm[input_index]:
             self._input_wm[input_index] = combined
             self._task.on_watermark(input_index, combined)
+
+    def processing_time_advanced(self) -> None:
+        """Fire the first step's processing-time timers that are due by its clock."""
+        self._task._fire_processing_timers(self._task.instances[0])
+
+    def checkpoint(self, checkpoint_id: int) -> None:
+        """The engine is about to save state: every step's ``Operator.on_checkpoint``, in order."""
+        for task in self._chain:
+            task.checkpoint(checkpoint_id)
 
     def finish(self) -> None:
         for index in range(len(self._input_wm)):

@@ -1,11 +1,28 @@
 """The Spark adapter: runs the runtime's logical plan as Spark jobs.
 
 Bounded plans (collections, batch DataFrames) run as one ``repartition -> sortWithinPartitions
--> mapInArrow`` per step, with the engine-neutral runtime inside the tasks. Nothing here knows
-PyFlink or Bytewax names.
+-> mapInArrow`` per step, with the engine-neutral runtime inside the tasks. Unbounded plans
+(streaming DataFrames) run as Structured Streaming queries whose keyed state and timers live in
+Spark's checkpointed state store, one entry per key group. Nothing here knows PyFlink or Bytewax
+names.
 """
 
-from ._batch import run_batch
+from ._batch import batch_dataframe, collect_items, run_batch, watermark_column
+from ._convert import OutputColumns, row_type_of, type_info_of
 from ._session import EMBEDDED_DEFAULTS, ship_python_files, spark_session
+from ._stream import StreamPlanError, stream_dataframe
 
-__all__ = ["EMBEDDED_DEFAULTS", "run_batch", "ship_python_files", "spark_session"]
+__all__ = [
+    "EMBEDDED_DEFAULTS",
+    "OutputColumns",
+    "StreamPlanError",
+    "batch_dataframe",
+    "collect_items",
+    "row_type_of",
+    "run_batch",
+    "ship_python_files",
+    "spark_session",
+    "stream_dataframe",
+    "type_info_of",
+    "watermark_column",
+]

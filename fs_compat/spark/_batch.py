@@ -24,6 +24,7 @@ import cloudpickle
 
 from fs_compat.runtime import (
     Edge,
+    ExternalSourceNode,
     KeyEncoder,
     LocalConfig,
     Node,
@@ -36,6 +37,8 @@ from fs_compat.runtime import (
     route_key,
     upstream_of,
 )
+
+from ._convert import OutputColumns, epoch_ms, row_maker
 
 _FIELDS = (("tag", "string"), ("v", "binary"), ("ts", "long"), ("wm", "long"), ("ch", "int"), ("seq", "long"))
 _ROUTED = (*_FIELDS, ("inp", "int"), ("part", "int"))
@@ -185,6 +188,54 @@ def _source_frame(spark: Any, node: SourceNode, index: int, n_sources: int) -> _
     return _Frame(spark.createDataFrame(rows, schema=_schema(_FIELDS)), 1)
 
 
+def watermark_column(schema: Any) -> tuple[str, int] | None:
+    """The event-time column ``withWatermark`` marked in ``schema``, and its delay in ms."""
+    for field in schema.fields:
+        delay = field.metadata.get("spark.watermarkDelayMs")
+        if delay is not None:
+            return field.name, int(delay)
+    return None
+
+
+def _dataframe_frame(node: ExternalSourceNode, index: int, n_sources: int) -> _Frame:
+    """A bounded DataFrame source: each row becomes a ``Row`` value; its timestamp is the
+    ``withWatermark`` column's, when there is one. ``seq`` keeps the DataFrame's order
+    (partition by partition) and interleaves the sources as ``_source_frame`` does."""
+    df = node.handle
+    make = row_maker(df.schema)
+    marked = watermark_column(df.schema)
+    ts_col = marked[0] if marked else None
+
+    def events(batches: Iterator[Any]) -> Iterator[Any]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        pid = context.partitionId() if context is not None else 0
+        row = pid << 32
+        for batch in batches:
+            rows = batch.to_pylist()
+            n = len(rows)
+            stamps = [None if ts_col is None or r[ts_col] is None else epoch_ms(r[ts_col]) for r in rows]
+            cols: dict[str, list[Any]] = {
+                "tag": [None] * n,
+                "v": [dumps(make(r)) for r in rows],
+                "ts": stamps,
+                "wm": [None] * n,
+                "ch": [0] * n,
+                "seq": [(row + i) * n_sources + index for i in range(n)],
+            }
+            row += n
+            yield _batch(cols, _FIELDS)
+
+    return _Frame(df.mapInArrow(events, _schema(_FIELDS)), 1)
+
+
+def collect_items(node: ExternalSourceNode) -> list[Any]:
+    """A bounded DataFrame source's values, read on the driver (for the in-process target)."""
+    make = row_maker(node.handle.schema)
+    return [make(r) for r in node.handle.toArrow().to_pylist()]
+
+
 def _consumed_tags(nodes: Sequence[Node]) -> dict[int, set[str]]:
     tags: dict[int, set[str]] = {}
     for node in nodes:
@@ -267,10 +318,13 @@ def ship_user_code() -> None:
 _by_value: set[str] = set()
 
 
-def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> None:
-    """Run the bounded plan that feeds ``sinks`` on ``spark``; sinks consume on the driver."""
+def _build_frames(
+    spark: Any, nodes: Sequence[Node], config: LocalConfig
+) -> tuple[dict[int, _Frame], list[Any]]:
+    """The frame of every step of ``nodes`` (topologically ordered); also the DataFrames it
+    persisted (steps with several consumers are computed once, so user functions run once
+    per record)."""
     ship_user_code()
-    nodes = upstream_of(sinks)
     tags = _consumed_tags(nodes)
     sources = [n for n in nodes if isinstance(n, SourceNode)]
     uses: dict[int, int] = {}
@@ -280,17 +334,25 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> None:
     frames: dict[int, _Frame] = {}
     cached = []
     for node in nodes:
-        if isinstance(node, SourceNode):
+        if isinstance(node, ExternalSourceNode):
+            frame = _dataframe_frame(node, sources.index(node), len(sources))
+        elif isinstance(node, SourceNode):
             frame = _source_frame(spark, node, sources.index(node), len(sources))
         elif isinstance(node, (OperatorNode, TimestampNode)):
             frame = _stage(node, frames, config, sorted(tags.get(node.id, ())))
         else:
             continue
         if uses.get(node.id, 0) > 1:
-            # Several consumers: compute the step once, so user functions run once per record.
             frame.df = frame.df.persist()
             cached.append(frame.df)
         frames[node.id] = frame
+    return frames, cached
+
+
+def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> None:
+    """Run the bounded plan that feeds ``sinks`` on ``spark``; sinks consume on the driver."""
+    nodes = upstream_of(sinks)
+    frames, cached = _build_frames(spark, nodes, config)
     try:
         for sink in nodes:
             if isinstance(sink, SinkNode):
@@ -301,3 +363,30 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> None:
     finally:
         for df in cached:
             df.unpersist()
+
+
+def batch_dataframe(spark: Any, node: Node, tag: str | None, config: LocalConfig, output_type: Any) -> Any:
+    """The values of ``node``'s output ``tag`` (None: the main output) as a DataFrame whose
+    schema comes from ``output_type`` (see ``_convert``). Lazy: Spark runs the plan when the
+    DataFrame is used; steps with several consumers stay persisted."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    frames, _cached = _build_frames(spark, upstream_of([node]), config)
+    out = OutputColumns(output_type)
+    col = F.col("tag")
+    df = frames[node.id].df.where((col.isNull() if tag is None else col == tag) & F.col("v").isNotNull())
+    arrow_schema = out.arrow_schema()
+    step = node.name
+
+    def decode(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for batch in batches:
+            values = [pickle.loads(v) for v in batch.column("v").to_pylist()]
+            try:
+                cols = out.columns(values)
+            except TypeError as exc:
+                raise StepError(f"step '{step}': {exc}") from exc
+            yield pa.RecordBatch.from_pydict(cols, schema=arrow_schema)
+
+    return df.select("v").mapInArrow(decode, out.schema)

@@ -23,7 +23,9 @@ def spark_session(settings: Mapping[str, str] | None = None) -> Any:
     """The active SparkSession if there is one, else a new embedded one.
 
     ``settings`` are ``spark.*`` keys (e.g. from ``env.configure(Configuration)``); they apply
-    only when a session is started here.
+    only when a session is started here, e.g. ``spark.master=spark://host:7077`` runs the job on
+    a standalone cluster. A ``spark.master`` that differs from the active session's master is an
+    error (a process has one SparkContext, so the job could not run where it was asked to).
     """
     # Spark's Python workers must run this interpreter, with this environment's packages.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -32,6 +34,7 @@ def spark_session(settings: Mapping[str, str] | None = None) -> Any:
 
     active = SparkSession.getActiveSession()
     if active is not None:
+        _check_master(active.sparkContext.master, settings)
         return active
     conf = dict(EMBEDDED_DEFAULTS)
     conf.update({k: v for k, v in (settings or {}).items() if k.startswith("spark.")})
@@ -39,8 +42,23 @@ def spark_session(settings: Mapping[str, str] | None = None) -> Any:
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    # getOrCreate returns a SparkContext that is already running, whatever master it was given.
+    _check_master(session.sparkContext.master, settings)
     session.sparkContext.setLogLevel(conf.get("spark.log.level", "ERROR"))
     return session
+
+
+def _check_master(active_master: str | None, settings: Mapping[str, str] | None) -> None:
+    """Raise ``ValueError`` when ``settings`` ask for a ``spark.master`` other than
+    ``active_master``, the master of the SparkSession already running in this process."""
+    wanted = (settings or {}).get("spark.master")
+    if wanted and wanted != active_master:
+        raise ValueError(
+            f"spark.master is set to {wanted!r}, but this process already has an active SparkSession "
+            f"with master {active_master!r}, and a process can run only one SparkContext; stop the "
+            f"active session (spark.stop()) first, or drop spark.master from the configuration to "
+            f"run on {active_master!r}"
+        )
 
 
 _shipped: set[tuple[int, str]] = set()

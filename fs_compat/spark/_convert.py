@@ -1,0 +1,186 @@
+"""DataFrame rows in, stream values out: Spark schemas <-> TypeInformation, Spark rows -> ``Row``
+values, stream values -> columns of the schema their ``output_type`` gives.
+
+- A DataFrame's rows become ``Row`` values with the DataFrame's field names; the stream's type is
+  ``Types.ROW_NAMED`` of the fields' types (a field of a type with no counterpart is pickled).
+- ``to_dataframe`` writes values by their ``output_type``: a ``ROW``/``ROW_NAMED`` as its fields, a
+  ``TUPLE`` as fields ``f0``, ``f1``, ...; any other type as one column ``value``; no type (or
+  ``PICKLED_BYTE_ARRAY``) as one binary column ``value`` of pickled values.
+"""
+
+from __future__ import annotations
+
+import datetime
+import pickle
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast
+
+import cloudpickle
+
+from fs_compat.common import Row, Types
+from fs_compat.common._row import _create_row
+from fs_compat.common._typeinfo import PickledBytesTypeInfo, RowTypeInfo, TupleTypeInfo, TypeInformation
+
+
+def dumps(value: Any) -> bytes:
+    """Values cross process boundaries pickled; cloudpickle only where pickle cannot (a class
+    defined in a function, a lambda)."""
+    try:
+        return pickle.dumps(value, protocol=5)
+    except Exception:
+        return cloudpickle.dumps(value, protocol=5)  # type: ignore[no-any-return]
+
+
+#: The milliseconds since the epoch of a Spark timestamp value (naive values are UTC).
+def epoch_ms(value: datetime.datetime) -> int:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.UTC)
+    return int(value.timestamp() * 1000)
+
+
+def type_info_of(data_type: Any) -> TypeInformation[Any]:
+    """The TypeInformation that holds values of a Spark SQL type."""
+    from pyspark.sql import types as st
+
+    simple: list[tuple[type, Callable[[], TypeInformation[Any]]]] = [
+        (st.StringType, Types.STRING),
+        (st.BooleanType, Types.BOOLEAN),
+        (st.ByteType, Types.BYTE),
+        (st.ShortType, Types.SHORT),
+        (st.IntegerType, Types.INT),
+        (st.LongType, Types.LONG),
+        (st.FloatType, Types.FLOAT),
+        (st.DoubleType, Types.DOUBLE),
+        (st.DecimalType, Types.BIG_DEC),
+        (st.DateType, Types.SQL_DATE),
+        (st.TimestampType, Types.SQL_TIMESTAMP),
+        (st.TimestampNTZType, Types.SQL_TIMESTAMP),
+    ]
+    for kind, make in simple:
+        if isinstance(data_type, kind):
+            return make()
+    if isinstance(data_type, st.BinaryType):
+        return Types.PRIMITIVE_ARRAY(Types.BYTE())
+    if isinstance(data_type, st.ArrayType):
+        return Types.LIST(type_info_of(data_type.elementType))
+    if isinstance(data_type, st.MapType):
+        return Types.MAP(type_info_of(data_type.keyType), type_info_of(data_type.valueType))
+    if isinstance(data_type, st.StructType):
+        return Types.ROW_NAMED(
+            [f.name for f in data_type.fields], [type_info_of(f.dataType) for f in data_type.fields]
+        )
+    return Types.PICKLED_BYTE_ARRAY()
+
+
+def row_type_of(schema: Any) -> RowTypeInfo:
+    """``Types.ROW_NAMED`` of a DataFrame schema."""
+    info = type_info_of(schema)
+    assert isinstance(info, RowTypeInfo)
+    return info
+
+
+def row_maker(schema: Any) -> Callable[[dict[str, Any]], Row]:
+    """Turns an Arrow row (a dict, as ``RecordBatch.to_pylist`` gives) into a ``Row`` with the
+    schema's field names; nested structs become nested Rows."""
+    from pyspark.sql import types as st
+
+    names = [f.name for f in schema.fields]
+    nested = {f.name: row_maker(f.dataType) for f in schema.fields if isinstance(f.dataType, st.StructType)}
+    maps = {f.name for f in schema.fields if isinstance(f.dataType, st.MapType)}
+
+    def make(values: dict[str, Any]) -> Row:
+        if nested or maps:
+            values = dict(values)
+            for name, inner in nested.items():
+                if values[name] is not None:
+                    values[name] = inner(values[name])
+            for name in maps:
+                if values[name] is not None:
+                    values[name] = dict(values[name])
+        return _create_row(names, [values[n] for n in names])
+
+    return make
+
+
+class OutputColumns:
+    """How values of ``output_type`` become DataFrame columns (see the module docstring)."""
+
+    def __init__(self, output_type: TypeInformation[Any] | None) -> None:
+        from pyspark.sql.types import BinaryType, StructField, StructType
+
+        self.output_type = output_type
+        if output_type is None or isinstance(output_type, PickledBytesTypeInfo):
+            self.schema = StructType([StructField("value", BinaryType(), True)])
+            self._split: Callable[[Any], Sequence[Any]] = lambda v: (dumps(v),)
+        elif isinstance(output_type, (RowTypeInfo, TupleTypeInfo)):
+            self.schema = cast(StructType, output_type.spark_type())
+            fields = [_to_spark(t) for t in output_type.get_field_types()]
+            width = len(fields)
+            where = f"output type {output_type!r}"
+
+            def split(value: Any) -> Sequence[Any]:
+                if not isinstance(value, (tuple, list, Row)) or len(value) != width:
+                    raise TypeError(f"{where}: expected {width} fields, got {value!r}")
+                return [conv(v) for conv, v in zip(fields, value, strict=True)]
+
+            self._split = split
+        else:
+            self.schema = StructType([StructField("value", output_type.spark_type(), True)])
+            conv = _to_spark(output_type)
+            self._split = lambda v: (conv(v),)
+        self.names = [f.name for f in self.schema.fields]
+
+    def columns(self, values: Iterable[Any]) -> dict[str, list[Any]]:
+        cols: list[list[Any]] = [[] for _ in self.names]
+        for value in values:
+            for col, part in zip(cols, self._split(value), strict=True):
+                col.append(part)
+        return dict(zip(self.names, cols, strict=True))
+
+    def arrow_schema(self) -> Any:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        return to_arrow_schema(self.schema)
+
+
+def _to_spark(info: TypeInformation[Any]) -> Callable[[Any], Any]:
+    """What Arrow accepts for a value of ``info``: nested rows and tuples as dicts, maps as
+    lists of pairs."""
+    from fs_compat.common._typeinfo import (
+        BasicArrayTypeInfo,
+        ListTypeInfo,
+        MapTypeInfo,
+        ObjectArrayTypeInfo,
+    )
+
+    if isinstance(info, (RowTypeInfo, TupleTypeInfo)):
+        names = info.spark_type().names  # type: ignore[attr-defined]
+        inner = [_to_spark(t) for t in info.get_field_types()]
+
+        def struct(v: Any) -> Any:
+            if v is None:
+                return None
+            return {n: c(x) for n, c, x in zip(names, inner, v, strict=True)}
+
+        return struct
+    if isinstance(info, ListTypeInfo):
+        return _each(_to_spark(info.elem_type))
+    if isinstance(info, (BasicArrayTypeInfo, ObjectArrayTypeInfo)):
+        return _each(_to_spark(info._element_type))
+    if isinstance(info, MapTypeInfo):
+        k, vv = _to_spark(info._key_type_info), _to_spark(info._value_type_info)
+
+        return lambda v: None if v is None else [(k(a), vv(b)) for a, b in v.items()]
+    if isinstance(info, PickledBytesTypeInfo):
+        return lambda v: None if v is None else dumps(v)
+    return _identity
+
+
+def _each(elem: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    if elem is _identity:
+        return _identity
+    return lambda v: None if v is None else [elem(x) for x in v]
+
+
+def _identity(value: Any) -> Any:
+    return value

@@ -1,0 +1,45 @@
+"""Where a job runs: ``execution.target`` set through ``configure``, else the ``FS_COMPAT_TARGET``
+environment variable, else ``spark``. Only the resolution is tested here; no job runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from fs_compat.common import Configuration
+from fs_compat.datastream import StreamExecutionEnvironment
+
+
+def _target(env: StreamExecutionEnvironment) -> str:
+    return env._target()
+
+
+def test_default_target_is_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FS_COMPAT_TARGET", raising=False)
+    assert _target(StreamExecutionEnvironment.get_execution_environment()) == "spark"
+
+
+def test_env_var_applies_when_nothing_is_configured(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FS_COMPAT_TARGET", "local")
+    assert _target(StreamExecutionEnvironment.get_execution_environment()) == "local"
+
+
+@pytest.mark.parametrize(("env_var", "configured"), [("local", "spark"), ("spark", "local")])
+def test_configured_target_beats_env_var(
+    monkeypatch: pytest.MonkeyPatch, env_var: str, configured: str
+) -> None:
+    monkeypatch.setenv("FS_COMPAT_TARGET", env_var)
+    config = Configuration().set_string("execution.target", configured)
+    assert _target(StreamExecutionEnvironment.get_execution_environment(config)) == configured
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.configure(config)
+    assert _target(env) == configured
+
+
+def test_unknown_target_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FS_COMPAT_TARGET", raising=False)
+    env = StreamExecutionEnvironment.get_execution_environment(
+        Configuration().set_string("execution.target", "flink")
+    )
+    env.from_collection([1]).print()
+    with pytest.raises(ValueError, match=r"execution.target must be 'local' or 'spark', got 'flink'"):
+        env.execute()
