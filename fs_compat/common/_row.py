@@ -29,12 +29,13 @@ _SHORT = ("+I", "-U", "+U", "-D")
 
 
 def _create_row(fields: Sequence[str] | None, values: Sequence[Any], row_kind: RowKind | None = None) -> Row:
-    """A row of ``values`` named by ``fields`` (positional when ``None``); used by pickling."""
-    row = Row(*values)
-    if fields is not None:
-        row._fields = list(fields)
-    if row_kind is not None:
-        row._row_kind = row_kind
+    """A row of ``values`` named by ``fields`` (positional when ``None``); used by pickling and
+    wherever rows are made in bulk (a DataFrame's rows), so it sets the slots directly."""
+    row = _new_row(Row)
+    _set_fields(row, None if fields is None else list(fields))
+    _set_values(row, list(values))
+    _set_from_dict(row, False)
+    _set_kind(row, RowKind.INSERT if row_kind is None else row_kind)
     return row
 
 
@@ -79,15 +80,14 @@ class Row:
         if args and kwargs:
             raise ValueError("Can not use both args and kwargs to create Row")
         if kwargs:
-            names = list(kwargs)
-            self._fields = names
-            self._values = [kwargs[n] for n in names]
-            self._from_dict = True
+            _set_fields(self, list(kwargs))
+            _set_values(self, list(kwargs.values()))
+            _set_from_dict(self, True)
         else:
-            self._fields = None
-            self._values = list(args)
-            self._from_dict = False
-        self._row_kind = RowKind.INSERT
+            _set_fields(self, None)
+            _set_values(self, list(args))
+            _set_from_dict(self, False)
+        _set_kind(self, RowKind.INSERT)
 
     @staticmethod
     def of_kind(row_kind: RowKind, *args: Any, **kwargs: Any) -> Row:
@@ -186,10 +186,13 @@ class Row:
             raise ValueError(value) from None
 
     def __getattr__(self, item: str) -> Any:
-        if item.startswith("_") or self._fields is None:
+        if item[:1] == "_":
+            raise AttributeError(item)
+        fields = self._fields
+        if fields is None:
             raise AttributeError(item)
         try:
-            return self._values[self._fields.index(item)]
+            return self._values[fields.index(item)]
         except (IndexError, ValueError):
             raise AttributeError(item) from None
 
@@ -245,3 +248,12 @@ def _as_plain(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: _as_plain(v) for k, v in obj.items()}
     return obj
+
+
+# Slot setters that bypass ``Row.__setattr__`` (which refuses field-like names): rows are made
+# per record, so their construction is on the hot path.
+_new_row = object.__new__
+_set_fields = Row.__dict__["_fields"].__set__
+_set_values = Row.__dict__["_values"].__set__
+_set_from_dict = Row.__dict__["_from_dict"].__set__
+_set_kind = Row.__dict__["_row_kind"].__set__

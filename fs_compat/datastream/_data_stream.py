@@ -112,17 +112,19 @@ def _conformer(type_info: Any) -> Callable[[Any], Any] | None:
     if type_info is None:
         return None
     from fs_compat.common import Row, RowTypeInfo, TupleTypeInfo
+    from fs_compat.common._row import _create_row
 
     if isinstance(type_info, RowTypeInfo):
         names = list(type_info.get_field_names())
+        width = len(names)
 
         def to_row(value: Any) -> Any:
             if isinstance(value, Row):
                 return value
             if isinstance(value, (tuple, list)):
-                if len(value) != len(names):
-                    raise TypeError(f"output type {type_info!r} has {len(names)} fields, got {value!r}")
-                return Row(*names)(*value)
+                if len(value) != width:
+                    raise TypeError(f"output type {type_info!r} has {width} fields, got {value!r}")
+                return _create_row(names, value)
             return value
 
         return to_row

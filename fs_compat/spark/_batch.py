@@ -38,7 +38,7 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
-from ._convert import OutputColumns, epoch_ms, row_maker
+from ._convert import OutputColumns, RowReader
 
 _FIELDS = (("tag", "string"), ("v", "binary"), ("ts", "long"), ("wm", "long"), ("ch", "int"), ("seq", "long"))
 _ROUTED = (*_FIELDS, ("inp", "int"), ("part", "int"))
@@ -202,9 +202,8 @@ def _dataframe_frame(node: ExternalSourceNode, index: int, n_sources: int) -> _F
     ``withWatermark`` column's, when there is one. ``seq`` keeps the DataFrame's order
     (partition by partition) and interleaves the sources as ``_source_frame`` does."""
     df = node.handle
-    make = row_maker(df.schema)
     marked = watermark_column(df.schema)
-    ts_col = marked[0] if marked else None
+    reader = RowReader(df.schema, marked[0] if marked else None)
 
     def events(batches: Iterator[Any]) -> Iterator[Any]:
         from pyspark import TaskContext
@@ -213,12 +212,11 @@ def _dataframe_frame(node: ExternalSourceNode, index: int, n_sources: int) -> _F
         pid = context.partitionId() if context is not None else 0
         row = pid << 32
         for batch in batches:
-            rows = batch.to_pylist()
-            n = len(rows)
-            stamps = [None if ts_col is None or r[ts_col] is None else epoch_ms(r[ts_col]) for r in rows]
+            values, stamps = reader.tuples(batch)
+            n = len(values)
             cols: dict[str, list[Any]] = {
                 "tag": [None] * n,
-                "v": [dumps(make(r)) for r in rows],
+                "v": [dumps(reader.row(v)) for v in values],
                 "ts": stamps,
                 "wm": [None] * n,
                 "ch": [0] * n,
@@ -232,8 +230,8 @@ def _dataframe_frame(node: ExternalSourceNode, index: int, n_sources: int) -> _F
 
 def collect_items(node: ExternalSourceNode) -> list[Any]:
     """A bounded DataFrame source's values, read on the driver (for the in-process target)."""
-    make = row_maker(node.handle.schema)
-    return [make(r) for r in node.handle.toArrow().to_pylist()]
+    reader = RowReader(node.handle.schema)
+    return [row for batch in node.handle.toArrow().to_batches() for row in reader.rows(batch)]
 
 
 def _consumed_tags(nodes: Sequence[Node]) -> dict[int, set[str]]:

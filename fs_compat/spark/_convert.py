@@ -79,27 +79,59 @@ def row_type_of(schema: Any) -> RowTypeInfo:
     return info
 
 
-def row_maker(schema: Any) -> Callable[[dict[str, Any]], Row]:
-    """Turns an Arrow row (a dict, as ``RecordBatch.to_pylist`` gives) into a ``Row`` with the
-    schema's field names; nested structs become nested Rows."""
+class RowReader:
+    """Reads Arrow batches of a DataFrame with ``schema`` as ``Row`` values with its field names
+    (nested structs as nested Rows, maps as dicts), and the record timestamps of column
+    ``ts_column`` (epoch ms) when given.
+
+    ``tuples`` gives each row's values as a tuple (cheap to pickle); ``row`` makes the Row.
+    """
+
+    def __init__(self, schema: Any, ts_column: str | None = None) -> None:
+        self.names: list[str] = [f.name for f in schema.fields]
+        self._fixes = [(i, _from_arrow(f.dataType)) for i, f in enumerate(schema.fields)]
+        self._fixes = [(i, fix) for i, fix in self._fixes if fix is not _identity]
+        self._ts = self.names.index(ts_column) if ts_column is not None else None
+
+    def tuples(self, batch: Any) -> tuple[list[tuple[Any, ...]], list[int | None]]:
+        cols = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
+        for i, fix in self._fixes:
+            cols[i] = [fix(v) for v in cols[i]]
+        if self._ts is None:
+            stamps: list[int | None] = [None] * batch.num_rows
+        else:
+            stamps = [None if v is None else epoch_ms(v) for v in cols[self._ts]]
+        return list(zip(*cols, strict=True)), stamps
+
+    def row(self, values: Sequence[Any]) -> Row:
+        return _create_row(self.names, values)
+
+    def rows(self, batch: Any) -> list[Row]:
+        names = self.names
+        return [_create_row(names, values) for values in self.tuples(batch)[0]]
+
+
+def _from_arrow(data_type: Any) -> Callable[[Any], Any]:
+    """What a value of ``data_type`` as Arrow gives it (``to_pylist``) becomes in a Row."""
     from pyspark.sql import types as st
 
-    names = [f.name for f in schema.fields]
-    nested = {f.name: row_maker(f.dataType) for f in schema.fields if isinstance(f.dataType, st.StructType)}
-    maps = {f.name for f in schema.fields if isinstance(f.dataType, st.MapType)}
+    if isinstance(data_type, st.StructType):
+        reader = RowReader(data_type)
+        inner = [_from_arrow(f.dataType) for f in data_type.fields]
+        names = reader.names
 
-    def make(values: dict[str, Any]) -> Row:
-        if nested or maps:
-            values = dict(values)
-            for name, inner in nested.items():
-                if values[name] is not None:
-                    values[name] = inner(values[name])
-            for name in maps:
-                if values[name] is not None:
-                    values[name] = dict(values[name])
-        return _create_row(names, [values[n] for n in names])
+        def struct(v: Any) -> Any:
+            if v is None:
+                return None
+            return _create_row(names, [fix(v[n]) for fix, n in zip(inner, names, strict=True)])
 
-    return make
+        return struct
+    if isinstance(data_type, st.MapType):
+        k, vv = _from_arrow(data_type.keyType), _from_arrow(data_type.valueType)
+        return lambda v: None if v is None else {k(a): vv(b) for a, b in v}
+    if isinstance(data_type, st.ArrayType):
+        return _each(_from_arrow(data_type.elementType))
+    return _identity
 
 
 class OutputColumns:
@@ -124,13 +156,24 @@ class OutputColumns:
                 return [conv(v) for conv, v in zip(fields, value, strict=True)]
 
             self._split = split
+            if all(conv is _identity for conv in fields):
+                self._width = width
         else:
             self.schema = StructType([StructField("value", output_type.spark_type(), True)])
             conv = _to_spark(output_type)
             self._split = lambda v: (conv(v),)
         self.names = [f.name for f in self.schema.fields]
 
+    _width: int | None = None  # set when a value's fields go to the columns unchanged
+
     def columns(self, values: Iterable[Any]) -> dict[str, list[Any]]:
+        width = self._width
+        if width is not None:
+            rows = [v._values if type(v) is Row else v for v in values]
+            if all(type(v) in _SEQUENCES and len(v) == width for v in rows):
+                fields = list(zip(*rows, strict=True)) if rows else [() for _ in self.names]
+                return {name: list(col) for name, col in zip(self.names, fields, strict=True)}
+            values = rows  # one is wrong: the general path names it
         cols: list[list[Any]] = [[] for _ in self.names]
         for value in values:
             for col, part in zip(cols, self._split(value), strict=True):
@@ -141,6 +184,9 @@ class OutputColumns:
         from pyspark.sql.pandas.types import to_arrow_schema
 
         return to_arrow_schema(self.schema)
+
+
+_SEQUENCES = (tuple, list)
 
 
 def _to_spark(info: TypeInformation[Any]) -> Callable[[Any], Any]:

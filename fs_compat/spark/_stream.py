@@ -43,6 +43,7 @@ from typing import Any
 
 import attrs
 
+from fs_compat.common._row import _create_row
 from fs_compat.runtime import (
     ExternalSourceNode,
     KeyEncoder,
@@ -58,8 +59,7 @@ from fs_compat.runtime import (
 )
 
 from ._batch import ship_user_code, watermark_column
-from ._convert import OutputColumns, dumps, epoch_ms, row_maker
-from ._task import micro_batch_id
+from ._convert import OutputColumns, RowReader, dumps
 
 _MIN = -(2**63)
 
@@ -155,7 +155,8 @@ def stream_dataframe(
     state_schema = StructType(
         [StructField("blob", BinaryType(), True), StructField("token", LongType(), True)]
     )
-    fn = _KeyGroups(shape.keyed, shape.after, tag, config, out, clock, delay)
+    row_names = None if shape.before else _reader(shape).names
+    fn = _KeyGroups(shape.keyed, shape.after, tag, config, out, clock, delay, row_names)
     return pre.groupBy("kg").applyInPandasWithState(
         fn,
         outputStructType=out.schema,
@@ -176,19 +177,11 @@ def _spark_schema(fields: Sequence[tuple[str, str]]) -> Any:
     return st.StructType([st.StructField(n, kinds[k], True) for n, k in fields])
 
 
-def _source_values(shape: StreamShape) -> Callable[[Any], tuple[list[Any], list[int | None]]]:
-    """Arrow batch of the source -> (Row values, timestamps from its ``withWatermark`` column)."""
+def _reader(shape: StreamShape) -> RowReader:
+    """Reads the source's Arrow batches: Row values, timestamps from its ``withWatermark`` column."""
     schema = shape.source.handle.schema
-    make = row_maker(schema)
     marked = watermark_column(schema)
-    ts_col = marked[0] if marked else None
-
-    def values(batch: Any) -> tuple[list[Any], list[int | None]]:
-        rows = batch.to_pylist()
-        stamps = [None if ts_col is None or r[ts_col] is None else epoch_ms(r[ts_col]) for r in rows]
-        return [make(r) for r in rows], stamps
-
-    return values
+    return RowReader(schema, marked[0] if marked else None)
 
 
 def _chain_runner(
@@ -219,7 +212,7 @@ def _partition_id() -> int:
 def _stateless(
     shape: StreamShape, tag: str | None, config: LocalConfig, out: OutputColumns
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    values_of = _source_values(shape)
+    reader = _reader(shape)
     steps = shape.before
     arrow_schema = out.arrow_schema()
 
@@ -228,7 +221,8 @@ def _stateless(
 
         runner = _chain_runner(steps, _partition_id(), config, [tag] if tag else ())
         for batch in batches:
-            values, stamps = values_of(batch)
+            tuples, stamps = reader.tuples(batch)
+            values = [reader.row(t) for t in tuples]
             results = [
                 v
                 for value, ts in zip(values, stamps, strict=True)
@@ -240,7 +234,7 @@ def _stateless(
 
 
 def _pre(shape: StreamShape, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    values_of = _source_values(shape)
+    reader = _reader(shape)
     steps = shape.before
     keyed = shape.keyed
     assert keyed is not None
@@ -260,10 +254,24 @@ def _pre(shape: StreamShape, config: LocalConfig) -> Callable[[Iterator[Any]], I
         max_ts: int | None = None
         schema = _arrow_schema()
         for batch in batches:
-            values, stamps = values_of(batch)
+            tuples, stamps = reader.tuples(batch)
             cols: dict[str, list[Any]] = {"kg": [], "seq": [], "v": [], "ts": []}
-            for value, ts in zip(values, stamps, strict=True):
-                for record, rts in _records(runner, value, ts):
+            if runner is None:  # the keyed step reads the source: values travel as tuples
+                kgs, vs = cols["kg"], cols["v"]
+                for values, ts in zip(tuples, stamps, strict=True):
+                    _key, kb, _ = route_key(step, key_selector, encoder, reader.row(values), 1)
+                    kgs.append(encoder.key_group(kb))
+                    vs.append(dumps(values))
+                    if ts is not None and (max_ts is None or ts > max_ts):
+                        max_ts = ts
+                n = len(tuples)
+                cols["seq"] = list(range(seq, seq + n))
+                cols["ts"] = stamps
+                seq += n
+                yield pa.RecordBatch.from_pydict(cols, schema=schema)
+                continue
+            for values, ts in zip(tuples, stamps, strict=True):
+                for record, rts in _records(runner, reader.row(values), ts):
                     _key, kb, _ = route_key(step, key_selector, encoder, record, 1)
                     cols["kg"].append(encoder.key_group(kb))
                     cols["seq"].append(seq)
@@ -318,7 +326,9 @@ class _KeyGroups:
         out: OutputColumns,
         clock: Callable[[], int] | None,
         delay: int | None,
+        row_names: list[str] | None = None,
     ) -> None:
+        self.row_names = row_names  # records arrive as tuples of a Row's values
         self.keyed = keyed
         self.after = tuple(after)
         self.tag = tag
@@ -375,13 +385,14 @@ class _KeyGroups:
         runner.processing_time_advanced()
         if data is not None:
             data = data.sort_values("seq", kind="stable")
+            names, loads, record = self.row_names, pickle.loads, runner.record
             for v, ts in zip(data["v"], data["ts"], strict=True):
-                runner.record(0, pickle.loads(v), None if pd.isna(ts) else int(ts))
+                value = loads(v) if names is None else _create_row(names, loads(v))
+                record(0, value, None if pd.isna(ts) else int(ts))
         if self.delay is not None and batch_max is not None:
             if group.max_ts is None or batch_max > group.max_ts:
                 group.max_ts = batch_max
                 runner.watermark(0, 0, batch_max - self.delay)
-        runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
         results = [v for g, v, _t, wm in runner.drain() if wm is None and g == self.tag]
         runner.runtime.backend.purge_expired()  # expired TTL state leaves the state store
         self._save(group, kg, state)
