@@ -36,8 +36,7 @@ def spark_session(settings: Mapping[str, str] | None = None) -> Any:
     if active is not None:
         _check_master(active.sparkContext.master, settings)
         return active
-    conf = dict(EMBEDDED_DEFAULTS)
-    conf.update({k: v for k, v in (settings or {}).items() if k.startswith("spark.")})
+    conf = session_conf(settings, launched_by_spark="PYSPARK_GATEWAY_PORT" in os.environ)
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -46,6 +45,21 @@ def spark_session(settings: Mapping[str, str] | None = None) -> Any:
     _check_master(session.sparkContext.master, settings)
     session.sparkContext.setLogLevel(conf.get("spark.log.level", "ERROR"))
     return session
+
+
+def session_conf(settings: Mapping[str, str] | None, launched_by_spark: bool) -> dict[str, str]:
+    """The settings a session started here gets: the embedded defaults, then the ``spark.*``
+    keys of ``settings``. Under ``spark-submit`` or the ``pyspark`` shell (``launched_by_spark``)
+    their ``--master`` and ``--conf`` settings stand, so the embedded defaults do not apply.
+
+    >>> session_conf({"spark.master": "local[2]", "parallelism.default": "2"}, False)["spark.master"]
+    'local[2]'
+    >>> "spark.master" in session_conf({}, launched_by_spark=True)
+    False
+    """
+    conf = {} if launched_by_spark else dict(EMBEDDED_DEFAULTS)
+    conf.update({k: v for k, v in (settings or {}).items() if k.startswith("spark.")})
+    return conf
 
 
 def _check_master(active_master: str | None, settings: Mapping[str, str] | None) -> None:
