@@ -90,13 +90,16 @@ def _parallelism(node: Node, config: LocalConfig) -> int:
 
 
 def _route(
-    step: str, edge_index: int, edge: Edge, p: int, max_parallelism: int
+    step: str, edge_index: int, edge: Edge, p: int, max_parallelism: int, channels: int
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The mapInArrow function that gives each event of one input of ``step`` its subtask
-    (``part``)."""
+    (``part``). A non-keyed edge between steps of equal parallelism forwards (upstream subtask
+    ``i`` feeds subtask ``i``, so each record keeps its place among its channel's), else it
+    rebalances, as Flink's default partitioning does."""
     key_selector = edge.key_selector
     encoder = KeyEncoder(edge.key_codec, max_parallelism) if key_selector is not None else None
     broadcast = edge.broadcast
+    forward = key_selector is None and not broadcast and channels == p
 
     def route(batches: Iterator[Any]) -> Iterator[Any]:
         for batch in batches:
@@ -109,6 +112,8 @@ def _route(
                 elif key_selector is not None:
                     assert encoder is not None
                     parts = (route_key(step, key_selector, encoder, pickle.loads(v), p)[2],)
+                elif forward:
+                    parts = (cols["ch"][i],)
                 else:
                     parts = (seq % p,)
                 for part in parts:
@@ -254,7 +259,7 @@ def _stage(node: Node, frames: dict[int, _Frame], config: LocalConfig, tags: Seq
         channels.append(src.channels)
         tag = F.col("tag")
         df = src.df.where(tag.isNull() if edge.side_tag is None else tag == edge.side_tag)
-        route = _route(node.name, index, edge, p, config.max_parallelism)
+        route = _route(node.name, index, edge, p, config.max_parallelism, src.channels)
         df = df.mapInArrow(route, _schema(_ROUTED))
         routed = df if routed is None else routed.unionByName(df)
     assert routed is not None

@@ -37,6 +37,10 @@ class SparkEmbeddedDataStreamStreamTests(_OnSpark, ported.EmbeddedDataStreamStre
     pass
 
 
+class SparkEmbeddedDataStreamBatchTests(_OnSpark, ported.EmbeddedDataStreamBatchTests):
+    pass
+
+
 class SparkCommonDataStreamTests(ported.CommonDataStreamTests):
     def setUp(self) -> None:
         super().setUp()
