@@ -301,6 +301,10 @@ def _arrow_schema() -> Any:
 _EMPTY_STATE = pickle.dumps((1, {}, {}), protocol=5)
 
 
+def _first(item: tuple[Any, ...]) -> Any:
+    return item[0]
+
+
 class _Group:
     """One key group's operator instance in a Python worker, and the state version it holds."""
 
@@ -360,20 +364,22 @@ class _KeyGroups:
         kg = int(key[0])
         stored = state.get if state.exists else None
         token = None if stored is None else int(stored[1])
-        frames = [pdf for pdf in pdfs if len(pdf)]
-        rows = pd.concat(frames) if len(frames) > 1 else frames[0] if frames else None
-        data = None
-        batch_max: int | None = None
-        if rows is not None:
-            stamps = rows["ts"].dropna()
-            if len(stamps):
-                batch_max = int(stamps.max())
-            data = rows[rows["v"].notna()]
-            if len(data) == 0:
-                data = None
+        # Records (v set) and markers (v null, ts = a partition's largest timestamp), as lists:
+        # per-record pandas access is slow.
+        seqs: list[int] = []
+        vs: list[Any] = []
+        stamps: list[Any] = []
+        for pdf in pdfs:
+            if len(pdf):
+                seqs += pdf["seq"].tolist()
+                vs += pdf["v"].tolist()
+                stamps += pdf["ts"].tolist()
+        found = [ts for ts in stamps if ts is not None and ts == ts]  # NaN != NaN
+        batch_max = int(max(found)) if found else None
+        data = [(seq, v, ts) for seq, v, ts in zip(seqs, vs, stamps, strict=True) if v is not None]
         group = self._groups.get(kg)
         if group is None or group.token != token:
-            if stored is None and data is None:
+            if stored is None and not data:
                 return  # a marker for a key group that holds nothing
             group = self._group(kg)
             if stored is not None:
@@ -383,12 +389,12 @@ class _KeyGroups:
         runner = group.runner
         group.now[0] = int(state.getCurrentProcessingTimeMs())
         runner.processing_time_advanced()
-        if data is not None:
-            data = data.sort_values("seq", kind="stable")
+        if data:
+            data.sort(key=_first)  # input order (Spark's shuffle does not keep it)
             names, loads, record = self.row_names, pickle.loads, runner.record
-            for v, ts in zip(data["v"], data["ts"], strict=True):
+            for _seq, v, ts in data:
                 value = loads(v) if names is None else _create_row(names, loads(v))
-                record(0, value, None if pd.isna(ts) else int(ts))
+                record(0, value, None if ts is None or ts != ts else int(ts))
         if self.delay is not None and batch_max is not None:
             if group.max_ts is None or batch_max > group.max_ts:
                 group.max_ts = batch_max
