@@ -34,6 +34,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/state_ops.py
+	$(PY) bench/w1.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

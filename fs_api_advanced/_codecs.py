@@ -42,6 +42,24 @@ class Codec(abc.ABC, Generic[T]):
         """The fixed size of an encoding, or ``-1`` when sizes vary."""
         return -1
 
+    def kept_as_is(self, value: T) -> bool:
+        """Whether state may keep ``value`` itself instead of its encoding: True only when
+        ``encode`` accepts it, ``decode(encode(value))`` equals it and has its type, and it is
+        immutable, so handing out the same object on every read is the same as decoding a
+        fresh one. Keyed state without TTL asks on every write (it must be cheap) and encodes
+        the value when the answer is False, which the default always gives. A subclass that
+        overrides ``encode`` or ``decode`` but not ``kept_as_is`` gets this default back.
+
+        >>> IntCodec().kept_as_is(7), IntCodec().kept_as_is(True), PickleCodec().kept_as_is([1])
+        (True, False, False)
+        """
+        return False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if ("encode" in cls.__dict__ or "decode" in cls.__dict__) and "kept_as_is" not in cls.__dict__:
+            cls.kept_as_is = Codec.kept_as_is  # type: ignore[method-assign]
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other)
 
@@ -62,6 +80,9 @@ class IntCodec(Codec[int]):
     """
 
     supports_ordered_keys = True
+    #: The accepted range (subclasses narrow it).
+    _lo = _INT_MIN
+    _hi = _INT_MAX
 
     def encode(self, value: int) -> bytes:
         if not isinstance(value, int):
@@ -74,6 +95,9 @@ class IntCodec(Codec[int]):
         if len(data) != 8:
             raise ValueError(f"IntCodec expects 8 bytes, got {len(data)}")
         return int.from_bytes(data, "big") - _SIGN
+
+    def kept_as_is(self, value: int) -> bool:
+        return type(value) is int and self._lo <= value <= self._hi
 
     def encoded_size(self) -> int:
         return 8
@@ -98,6 +122,9 @@ class FloatCodec(Codec[float]):
             raise ValueError(f"Value out of 64-bit float range: {value}") from exc
         bits = (~bits & _MASK) if bits & _SIGN else bits ^ _SIGN
         return _U64.pack(bits)
+
+    def kept_as_is(self, value: float) -> bool:
+        return type(value) is float
 
     def decode(self, data: bytes) -> float:
         if len(data) != 8:
@@ -128,6 +155,9 @@ class BoolCodec(Codec[bool]):
             return False
         raise ValueError(f"BoolCodec expects b'\\x00' or b'\\x01', got {bytes(data)!r}")
 
+    def kept_as_is(self, value: bool) -> bool:
+        return type(value) is bool
+
     def encoded_size(self) -> int:
         return 1
 
@@ -145,6 +175,9 @@ class StringCodec(Codec[str]):
     def decode(self, data: bytes) -> str:
         return bytes(data).decode("utf-8")
 
+    def kept_as_is(self, value: str) -> bool:
+        return type(value) is str and value.isascii()  # other strings: encoding checks them
+
 
 class BytesCodec(Codec[bytes]):
     """Bytes as themselves (ordered)."""
@@ -158,6 +191,9 @@ class BytesCodec(Codec[bytes]):
 
     def decode(self, data: bytes) -> bytes:
         return bytes(data)
+
+    def kept_as_is(self, value: bytes) -> bool:
+        return type(value) is bytes
 
 
 class JsonCodec(Codec[Any]):
@@ -196,6 +232,27 @@ class PickleCodec(Codec[Any]):
             return pickle.loads(data)
         except Exception as exc:
             raise ValueError(f"PickleCodec cannot unpickle {len(data)} bytes: {exc}") from exc
+
+    def kept_as_is(self, value: Any) -> bool:
+        """True for ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str`` and ``bytes`` and
+        for tuples and frozensets of them (a few levels deep): pickling gives them back equal and
+        they cannot change."""
+        return _immutable(value, 3)
+
+
+_ATOMS = frozenset({type(None), bool, int, float, complex, str, bytes})
+
+
+def _immutable(value: Any, depth: int) -> bool:
+    kind = type(value)
+    if kind in _ATOMS:
+        return True
+    if (kind is tuple or kind is frozenset) and depth > 0:
+        for item in value:
+            if type(item) not in _ATOMS and not _immutable(item, depth - 1):
+                return False
+        return True
+    return False
 
 
 @overload

@@ -57,6 +57,8 @@ class RangedIntCodec(IntCodec):
     def __repr__(self) -> str:
         return f"RangedIntCodec({self.type_name!r}, {self.bits})"
 
+    kept_as_is = IntCodec.kept_as_is  # checks ``self._lo <= value <= self._hi``
+
 
 class CharCodec(StringCodec):
     """A ``StringCodec`` for Java ``char``: exactly one character."""
@@ -295,6 +297,14 @@ class TupleCodec(_PartsCodec[tuple[Any, ...]]):
         self.sizes = tuple(c.encoded_size() for c in self.codecs)
         self.label = label
         self._params = (self.codecs,)
+        # For ``kept_as_is``: each field's check, and the range of integer fields.
+        self._width = len(self.codecs)
+        self._kept = tuple(c.kept_as_is for c in self.codecs)
+        self._ints = tuple(
+            (c._lo, c._hi) if isinstance(c, IntCodec) and type(c).kept_as_is is IntCodec.kept_as_is else None
+            for c in self.codecs
+        )
+        self._int_range = self._ints[0] if self._ints and len(set(self._ints)) == 1 else None
 
     def encode(self, value: tuple[Any, ...]) -> bytes:
         if not isinstance(value, (tuple, list, Row)):
@@ -311,6 +321,25 @@ class TupleCodec(_PartsCodec[tuple[Any, ...]]):
         values = tuple(_read_part(reader, c, s, True) for c, s in zip(self.codecs, self.sizes, strict=True))
         reader.done()
         return values
+
+    def kept_as_is(self, value: tuple[Any, ...]) -> bool:
+        if type(value) is not tuple or len(value) != self._width:
+            return False
+        if self._int_range is not None:  # every field an integer of one range (the common case)
+            lo, hi = self._int_range
+            for v in value:
+                if (type(v) is not int or not lo <= v <= hi) and v is not None:
+                    return False
+            return True
+        for ints, kept, v in zip(self._ints, self._kept, value):  # noqa: B905 - lengths checked
+            if v is None:
+                continue
+            if ints is not None:  # an integer field, checked here (the common case)
+                if type(v) is not int or not ints[0] <= v <= ints[1]:
+                    return False
+            elif not kept(v):
+                return False
+        return True
 
 
 class ListCodec(_PartsCodec[list[T]]):

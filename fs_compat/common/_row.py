@@ -26,16 +26,25 @@ class RowKind(Enum):
 
 
 _SHORT = ("+I", "-U", "+U", "-D")
+_KINDS: tuple[RowKind, ...] = tuple(RowKind)  # by value
 
 
-def _create_row(fields: Sequence[str] | None, values: Sequence[Any], row_kind: RowKind | None = None) -> Row:
+def _create_row(
+    fields: Sequence[str] | None, values: Sequence[Any], row_kind: RowKind | int | None = None
+) -> Row:
     """A row of ``values`` named by ``fields`` (positional when ``None``); used by pickling and
-    wherever rows are made in bulk (a DataFrame's rows), so it sets the slots directly."""
+    wherever rows are made in bulk (a DataFrame's rows), so it sets the slots directly.
+    ``row_kind`` may be given by its value (pickles do: an enum costs a global lookup and a call
+    to load)."""
     row = _new_row(Row)
     _set_fields(row, None if fields is None else list(fields))
     _set_values(row, list(values))
     _set_from_dict(row, False)
-    _set_kind(row, RowKind.INSERT if row_kind is None else row_kind)
+    if row_kind is None:
+        row_kind = RowKind.INSERT
+    elif type(row_kind) is int:
+        row_kind = _KINDS[row_kind]
+    _set_kind(row, row_kind)
     return row
 
 
@@ -202,7 +211,8 @@ class Row:
         object.__setattr__(self, key, value)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return _create_row, (self._fields, tuple(self._values), self._row_kind)
+        # The kind by value: pickling the enum would cost a second global and an Enum call.
+        return _create_row, (self._fields, tuple(self._values), self._row_kind.value)
 
     def __repr__(self) -> str:
         if self._fields is not None:

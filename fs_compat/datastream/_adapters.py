@@ -64,6 +64,8 @@ class FunctionOperator(Operator):
         self.broadcast_states = tuple(broadcast_states)
         self.conform = conform
         self.ctx: _Ctx | None = None
+        # The handler's result is the outputs as they are (the per-record path skips ``_out``).
+        self._plain = not side_outputs and conform is None
 
     def open(self, runtime: OperatorRuntime) -> None:
         self.ctx = _Ctx(runtime, BroadcastStates(self.broadcast_states) if self.broadcast_states else None)
@@ -78,8 +80,10 @@ class FunctionOperator(Operator):
         return [o if isinstance(o, SideOutput) else conform(o) for o in outs]
 
     def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
-        assert self.ctx is not None
-        return self._out(self.handler(self.fn, value, self.ctx, runtime.input_index))
+        result = self.handler(self.fn, value, self.ctx, runtime.input_index)  # type: ignore[arg-type]
+        if self._plain:
+            return () if result is None else result
+        return self._out(result)
 
     def on_timer(self, timestamp: int, runtime: OperatorRuntime) -> Iterable[Any]:
         on_timer = getattr(self.fn, "on_timer", None)

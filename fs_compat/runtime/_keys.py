@@ -13,14 +13,37 @@ MAX_PARALLELISM = 128
 _PICKLE = PickleCodec()
 
 
+#: How many keys ``KeyEncoder.locate`` remembers before it starts over.
+MEMO_SIZE = 1 << 17
+
+
 class KeyEncoder:
     """Turns stream keys into bytes (with the key type's codec, else pickle) and key groups."""
 
-    __slots__ = ("_codec", "max_parallelism")
+    __slots__ = ("_codec", "_memo", "max_parallelism")
 
     def __init__(self, codec: Codec[Any] | None = None, max_parallelism: int = MAX_PARALLELISM) -> None:
         self._codec: Codec[Any] = codec if codec is not None else _PICKLE
         self.max_parallelism = max_parallelism
+        self._memo: dict[int | str, tuple[bytes, int]] = {}
+
+    def locate(self, key: Any) -> tuple[bytes, int]:
+        """``(key bytes, key group)`` of ``key``. Remembered for ``int`` and ``str`` keys (exactly
+        those types, whose equal values encode alike), so a key seen before costs a dict lookup
+        and its bytes are the same object each time."""
+        kind = type(key)
+        if kind is int or kind is str:
+            found = self._memo.get(key)
+            if found is not None:
+                return found
+            kb = self.encode(key)
+            memo = self._memo
+            if len(memo) >= MEMO_SIZE:
+                memo.clear()
+            found = memo[key] = (kb, self.key_group(kb))
+            return found
+        kb = self.encode(key)
+        return kb, self.key_group(kb)
 
     def encode(self, key: Any) -> bytes:
         try:
@@ -34,6 +57,13 @@ class KeyEncoder:
     def key_group(self, key_bytes: bytes) -> int:
         """A stable key group in ``[0, max_parallelism)``: the same on every machine and run."""
         return zlib.crc32(key_bytes) % self.max_parallelism
+
+    def __getstate__(self) -> tuple[Codec[Any], int]:
+        return self._codec, self.max_parallelism
+
+    def __setstate__(self, state: tuple[Codec[Any], int]) -> None:
+        self._codec, self.max_parallelism = state
+        self._memo = {}
 
 
 def subtask_of(key_group: int, parallelism: int, max_parallelism: int = MAX_PARALLELISM) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
@@ -45,13 +46,23 @@ def route_key(
     try:
         key = key_selector(value)
     except Exception as exc:
-        raise StepError(
-            f"step '{step}': key selector raised {type(exc).__name__}: {exc} (record {value!r})"
-        ) from exc
+        raise _selector_failed(step, exc, value) from exc
     if key is None:
-        raise StepError(f"step '{step}': the key selector returned None for record {value!r}")
-    kb = encoder.encode(key)
-    return key, kb, subtask_of(encoder.key_group(kb), parallelism, encoder.max_parallelism)
+        raise _selector_failed(step, None, value)
+    kb, kg = encoder.locate(key)
+    return key, kb, subtask_of(kg, parallelism, encoder.max_parallelism)
+
+
+def _consumer(task: Any) -> Callable[[Any], None] | None:
+    """A sink's ``consume``, which upstream tasks call directly; None for other tasks."""
+    node = getattr(task, "node", None)
+    return node.consume if isinstance(node, SinkNode) else None
+
+
+def _selector_failed(step: str, exc: Exception | None, value: Any) -> StepError:
+    if exc is None:
+        return StepError(f"step '{step}': the key selector returned None for record {value!r}")
+    return StepError(f"step '{step}': key selector raised {type(exc).__name__}: {exc} (record {value!r})")
 
 
 class _HasConfig(Protocol):
@@ -59,12 +70,20 @@ class _HasConfig(Protocol):
 
 
 class _Instance:
-    __slots__ = ("buffer", "op", "rt")
+    __slots__ = ("backend", "buffer", "on_watermark", "op", "process", "rt")
 
     def __init__(self, op: Operator, rt: OperatorRuntime) -> None:
         self.op = op
+        self.process = op.process
+        # The watermark hook, when the operator has one (most do not: skip the call).
+        self.on_watermark = op.on_watermark if type(op).on_watermark is not Operator.on_watermark else None
         self.rt = rt
+        self.backend = rt.backend
         self.buffer: dict[bytes, tuple[Any, list[tuple[int, Any, int | None]]]] = {}
+
+
+# How a task takes the records of one input (``_Task.push``).
+_SINK, _ASSIGN, _BROADCAST, _REBALANCE, _KEYED = range(5)
 
 
 class _Task:
@@ -85,12 +104,46 @@ class _Task:
         ]
         self.max_ts: int | None = None
         self._next_instance = 0
+        self._batch = runner.config.mode is RuntimeMode.BATCH
+        self._routes: list[int] = []
+        self._selectors: list[Callable[[Any], Any] | None] = []
+        for index, edge in enumerate(node.inputs):
+            if isinstance(node, SinkNode):
+                route = _SINK
+            elif isinstance(node, TimestampNode):
+                route = _ASSIGN
+            elif edge.broadcast:
+                route = _BROADCAST
+            elif self.encoders[index] is None:
+                route = _REBALANCE
+            else:
+                route = _KEYED
+            self._routes.append(route)
+            self._selectors.append(edge.key_selector)
+        # Per keyed input whose key codec is the state's (the first keyed input's): ``(key
+        # selector, its encoder's memo, encoder)``, for ``push``'s fast path; else None.
+        state_codec = self._key_codec()
+        self._keyed: list[tuple[Callable[[Any], Any], dict[Any, tuple[bytes, int]], KeyEncoder] | None] = [
+            (sel, enc._memo, enc)
+            if route == _KEYED and sel is not None and enc is not None and edge.key_codec == state_codec
+            else None
+            for route, sel, enc, edge in zip(
+                self._routes, self._selectors, self.encoders, node.inputs, strict=True
+            )
+        ]
+        # Where main outputs go: ``(task, input index, sink's consume or None)``; ``_sink`` when
+        # that is one sink; ``_only``, the one instance. Set by ``start``, once ``down`` is wired.
+        self._main: list[tuple[_Task, int, Callable[[Any], None] | None]] = []
+        self._sink: Callable[[Any], None] | None = None
+        self._only: _Instance | None = None
 
     # Set-up.
     def start(self, subtasks: Sequence[int] | None = None) -> None:
         """Open the node's instances: all of them, or only ``subtasks`` (one Spark task runs
         some subtasks of a node; the others run elsewhere)."""
         node, cfg = self.node, self.runner.config
+        self._main = [(task, index, _consumer(task)) for tag, task, index in self.down if tag is None]
+        self._sink = self._main[0][2] if len(self._main) == 1 else None
         if not isinstance(node, OperatorNode):
             return
         assert node.operator_factory is not None
@@ -109,6 +162,7 @@ class _Task:
             inst = _Instance(node.operator_factory(), rt)
             self.instances.append(inst)
             self._guard("open", None, None, inst.op.open, rt)
+        self._only = self.instances[0] if len(self.instances) == 1 else None
 
     def _key_codec(self) -> Any:
         for edge in self.node.inputs:
@@ -116,68 +170,139 @@ class _Task:
                 return edge.key_codec
         return None
 
-    # Records.
+    # Records. The per-record path: one call per step, state access and emission inlined.
     def push(self, input_index: int, value: Any, ts: int | None) -> None:
-        node = self.node
-        if isinstance(node, SinkNode):
-            assert node.consume is not None
-            node.consume(value)
+        keyed = self._keyed[input_index]
+        if keyed is not None:
+            selector, memo, encoder = keyed
+            try:
+                key = selector(value)
+            except Exception as exc:
+                raise _selector_failed(self.node.name, exc, value) from exc
+            if key is None:
+                raise _selector_failed(self.node.name, None, value)
+            kind = type(key)  # ``KeyEncoder.locate``, its memo inlined
+            found = memo.get(key) if kind is int or kind is str else None
+            kb, kg = found if found is not None else encoder.locate(key)
+            inst = self._only
+            if inst is None:
+                inst = self.instances[kg * len(self.instances) // encoder.max_parallelism]  # subtask_of
+            if self._batch:
+                entry = inst.buffer.get(kb)
+                if entry is None:
+                    entry = inst.buffer[kb] = (key, [])
+                entry[1].append((input_index, value, ts))
+                return
+            backend = inst.backend
+            assert backend is not None
+            backend.current_key = key
+            backend.current_key_bytes = kb
+            backend.current_key_group = kg
+            rt = inst.rt
+            rt.timestamp = ts
+            rt.input_index = input_index
+            rt.time_domain = None
+            try:
+                outs = inst.process(value, rt)
+            except StepError:
+                raise
+            except Exception as exc:
+                raise StepError(self._where(exc, key, value, "function")) from exc
+            if outs:
+                sink = self._sink
+                try:
+                    for out in outs:
+                        if isinstance(out, SideOutput):
+                            self._side_output(out, ts)
+                        elif sink is not None:
+                            sink(out)
+                        else:
+                            for task, index, consume in self._main:
+                                if consume is not None:
+                                    consume(out)
+                                else:
+                                    task.push(index, out, ts)
+                except StepError:
+                    raise
+                except Exception as exc:
+                    raise StepError(self._where(exc, key, value)) from exc
+            if rt.processing_timers._live:
+                self._fire_processing_timers(inst)
             return
-        if isinstance(node, TimestampNode):
+        route = self._routes[input_index]
+        if route == _KEYED:  # a keyed input whose key codec is not the state's
+            key_of = self._selectors[input_index]
+            key_encoder = self.encoders[input_index]
+            assert key_of is not None and key_encoder is not None
+            key, kb, subtask = route_key(self.node.name, key_of, key_encoder, value, len(self.instances))
+            inst = self.instances[subtask]
+            if self._batch:
+                entry = inst.buffer.get(kb)
+                if entry is None:
+                    entry = inst.buffer[kb] = (key, [])
+                entry[1].append((input_index, value, ts))
+                return
+            assert inst.backend is not None
+            inst.backend.set_current_key(key)
+            self._process(inst, input_index, value, ts, key)
+            if inst.rt.processing_timers._live:
+                self._fire_processing_timers(inst)
+            return
+        if route == _SINK:
+            consume = self.node.consume  # type: ignore[attr-defined]
+            consume(value)
+            return
+        if route == _ASSIGN:
             self._assign(value, ts)
             return
-        assert isinstance(node, OperatorNode)
-        edge = node.inputs[input_index]
-        if edge.broadcast:
+        if route == _BROADCAST:
             for inst in self.instances:
                 self._process(inst, input_index, value, ts, None)
             return
-        encoder = self.encoders[input_index]
-        if encoder is None:
-            # Non-keyed input is spread round-robin over the instances (Flink's rebalance).
-            index = self._next_instance
-            self._next_instance = (index + 1) % len(self.instances)
-            self._process(self.instances[index], input_index, value, ts, None)
-            return
-        assert edge.key_selector is not None
-        key, kb, subtask = route_key(node.name, edge.key_selector, encoder, value, len(self.instances))
-        inst = self.instances[subtask]
-        if self.runner.config.mode is RuntimeMode.BATCH:
-            entry = inst.buffer.get(kb)
-            if entry is None:
-                entry = inst.buffer[kb] = (key, [])
-            entry[1].append((input_index, value, ts))
-            return
-        self._process(inst, input_index, value, ts, key)
-        self._fire_processing_timers(inst)
+        # Non-keyed input is spread round-robin over the instances (Flink's rebalance).
+        index = self._next_instance
+        self._next_instance = (index + 1) % len(self.instances)
+        self._process(self.instances[index], input_index, value, ts, None)
 
     def _process(self, inst: _Instance, input_index: int, value: Any, ts: int | None, key: Any) -> None:
+        """Run the instance's function on one record; ``key`` (when keyed) is already its
+        backend's current key."""
         rt = inst.rt
-        if rt.backend is not None and key is not None:
-            rt.backend.set_current_key(key)
         rt.timestamp = ts
         rt.input_index = input_index
         rt.time_domain = None
-        outs = self._guard("function", key, value, inst.op.process, value, rt)
-        self._emit(outs, ts, key, value)
+        try:
+            outs = inst.process(value, rt)
+        except StepError:
+            raise
+        except Exception as exc:
+            raise StepError(self._where(exc, key, value, "function")) from exc
+        if outs is not None:
+            self._emit(outs, ts, key, value)
 
     def _emit(self, outs: Iterable[Any] | None, ts: int | None, key: Any, record: Any) -> None:
         if outs is None:
             return
+        main = self._main
         try:
             for out in outs:
                 if isinstance(out, SideOutput):
-                    for tag, task, index in self.down:
-                        if tag == out.tag_id:
-                            task.push(index, out.value, ts)
+                    self._side_output(out, ts)
                 else:
-                    for tag, task, index in self.down:
-                        if tag is None:
+                    for task, index, consume in main:
+                        if consume is not None:
+                            consume(out)
+                        else:
                             task.push(index, out, ts)
         except StepError:
             raise
         except Exception as exc:
             raise StepError(self._where(exc, key, record)) from exc
+
+    def _side_output(self, out: SideOutput, ts: int | None) -> None:
+        for tag, task, index in self.down:
+            if tag == out.tag_id:
+                task.push(index, out.value, ts)
 
     def _where(self, exc: BaseException, key: Any, record: Any, what: str = "function") -> str:
         where = f"step '{self.node.name}': {what} raised {type(exc).__name__}: {exc}"
@@ -235,6 +360,16 @@ class _Task:
         rt.watermark = wm
         for ts, _kb, key in rt.event_timers.pop_due(wm):
             self._fire(inst, ts, key, TimeDomain.EVENT_TIME)
+        if inst.on_watermark is not None:
+            rt.timestamp = rt.time_domain = None
+            self._emit(self._guard("on_watermark", None, None, inst.on_watermark, wm, rt), None, None, None)
+
+    def checkpoint(self, checkpoint_id: int) -> None:
+        """Every instance's ``on_checkpoint`` (its state is about to be saved); outputs go on."""
+        for inst in self.instances:
+            inst.rt.timestamp = inst.rt.time_domain = None
+            outs = self._guard("on_checkpoint", None, None, inst.op.on_checkpoint, checkpoint_id, inst.rt)
+            self._emit(outs, None, None, None)
 
     def _fire(self, inst: _Instance, ts: int, key: Any, domain: TimeDomain) -> None:
         rt = inst.rt
@@ -295,6 +430,8 @@ class _Task:
         for kb in sorted(inst.buffer):
             key, records = inst.buffer[kb]
             rt.watermark = MIN_TIMESTAMP
+            assert inst.backend is not None
+            inst.backend.set_current_key(key)
             for input_index, value, ts in records:
                 self._process(inst, input_index, value, ts, key)
             rt.watermark = MAX_TIMESTAMP
@@ -327,8 +464,18 @@ class LocalRunner:
         for task in sources:
             node = task.node
             assert isinstance(node, SourceNode)
-            stamps: Iterable[int | None] = node.timestamps if node.timestamps is not None else _nones()
+            stamps: Iterable[int | None] = (
+                node.timestamps if node.timestamps is not None else itertools.repeat(None)
+            )
             iters.append((task, zip(node.items, stamps, strict=False)))
+        if len(iters) == 1:  # one source: its records in order
+            task, it = iters[0]
+            main = [(down, index) for tag, down, index in task.down if tag is None]
+            for value, ts in it:
+                for down, index in main:
+                    down.push(index, value, ts)
+            task.on_end(0)
+            return
         # Round-robin over the sources, one record each, as concurrent sources would interleave.
         active = iters
         while active:
@@ -344,11 +491,6 @@ class LocalRunner:
                         down.push(index, value, ts)
                 still.append((task, it))
             active = still
-
-
-def _nones() -> Iterable[None]:
-    while True:
-        yield None
 
 
 def run_local(sinks: Sequence[Node], config: LocalConfig | None = None) -> None:

@@ -134,10 +134,11 @@ class OperatorRuntime:
 
 class Operator(abc.ABC):
     """A step the runtime drives: ``open`` once, ``process`` per element (for the current key on
-    keyed steps), ``on_timer`` per fired timer, ``end_input`` when all input is done, ``close``.
+    keyed steps), ``on_timer`` per fired timer, ``on_watermark`` when the watermark advances,
+    ``on_checkpoint`` before state is saved, ``end_input`` when all input is done, ``close``.
 
-    ``process``/``on_timer``/``end_input`` return the outputs (an iterable; ``SideOutput``
-    values go to side-output streams).
+    ``process``/``on_timer``/``on_watermark``/``on_checkpoint``/``end_input`` return the outputs
+    (an iterable; ``SideOutput`` values go to side-output streams).
     """
 
     def open(self, runtime: OperatorRuntime) -> None:  # noqa: B027 - optional hook
@@ -149,6 +150,18 @@ class Operator(abc.ABC):
 
     def on_timer(self, timestamp: int, runtime: OperatorRuntime) -> Iterable[Any]:
         """Handle a fired timer of ``runtime.current_key`` (domain in ``runtime.time_domain``)."""
+        return ()
+
+    def on_watermark(self, watermark: int, runtime: OperatorRuntime) -> Iterable[Any]:
+        """Called when this instance's input watermark advances to ``watermark`` (after the
+        event-time timers it makes due have fired); ``MAX_TIMESTAMP`` at the end of bounded input.
+        Not called in BATCH mode on keyed steps, which see no watermarks."""
+        return ()
+
+    def on_checkpoint(self, checkpoint_id: int, runtime: OperatorRuntime) -> Iterable[Any]:
+        """Called when the engine is about to save this instance's state (on Spark streaming:
+        once per key-group call at the end of each micro-batch, ``checkpoint_id`` the micro-batch
+        id). Bounded runs and the in-process target save nothing and never call it."""
         return ()
 
     def end_input(self, runtime: OperatorRuntime) -> Iterable[Any]:

@@ -190,15 +190,22 @@ class AggregatingState(AppendingState[IN, OUT]):
 # Binding to fs_api_advanced for the current key. -------------------------------------------
 
 
-class _Bound:
-    """A view that re-binds its fs_api_advanced keyed state when the current key changes."""
+#: How many keys' bound fs_api_advanced states a view keeps before it starts over.
+BOUND_CACHE_SIZE = 1 << 16
 
-    __slots__ = ("_backend", "_bound_pk", "_factories", "_spec", "_state")
+
+class _Bound:
+    """A view that re-binds its fs_api_advanced keyed state when the current key changes; the
+    states it bound are kept per key (up to ``BOUND_CACHE_SIZE`` keys), so a key seen again
+    costs a dict lookup, not a new state object."""
+
+    __slots__ = ("_backend", "_bound", "_bound_pk", "_factories", "_spec", "_state")
 
     def __init__(self, backend: KeyedStateBackend, spec: StateSpec) -> None:
         self._backend = backend
         self._spec = spec
         self._factories: dict[int, Any] = {}
+        self._bound: dict[bytes, Any] = {}
         self._bound_pk: bytes | None = None
         self._state: Any = None
 
@@ -208,11 +215,17 @@ class _Bound:
         if pk is not self._bound_pk:
             if pk is None:
                 raise StateAccessError(f"state '{self._spec.name}' was used with no current key")
-            kg = backend.current_key_group
-            factory = self._factories.get(kg)
-            if factory is None:
-                factory = self.factory(kg)
-            self._state = backend.bind(self._spec, factory, pk)
+            state = self._bound.get(pk)
+            if state is None:
+                kg = backend.current_key_group
+                factory = self._factories.get(kg)
+                if factory is None:
+                    factory = self.factory(kg)
+                state = backend.bind(self._spec, factory, pk)
+                if len(self._bound) >= BOUND_CACHE_SIZE:
+                    self._bound.clear()
+                self._bound[pk] = state
+            self._state = state
             self._bound_pk = pk
         return self._state
 
@@ -244,6 +257,116 @@ class _ValueView(_Bound, ValueState[Any]):
             self._cur().clear()
         else:
             self._cur().update(value)
+
+
+_MISS: Any = object()  # not cached
+_ABSENT: Any = object()  # cached: no value (a folding state's value may be None)
+
+
+class _Raw:
+    """A cached value kept encoded: mutable values are decoded afresh on every read, as before."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+class _HeapCell(_Bound):
+    """A single-value state without TTL kept in a dict per key (Flink's heap state backend).
+
+    An immutable value its codec accepts (``Codec.kept_as_is``: numbers, strings, tuples of
+    them ...) is kept as the object itself, so reading it is a dict lookup and writing it a dict
+    store plus that cheap check; any other value is kept encoded and decoded on every read, as
+    the fs_api_advanced state does. Values reach the store (through the fs_api_advanced keyed
+    state, so in its format) only when state leaves the process: ``flush``, which snapshots call,
+    writes the keys written since the last flush, so unchanged keys keep their bytes. A key read
+    for the first time is read from the store once (state restored from a snapshot)."""
+
+    __slots__ = ("_cache", "_codec", "_dirty", "_kept")
+    #: What the cache holds for a key without a value.
+    _empty: Any = _ABSENT
+
+    def __init__(self, backend: KeyedStateBackend, spec: StateSpec) -> None:
+        super().__init__(backend, spec)
+        self._cache: dict[bytes | None, Any] = {}
+        self._dirty: set[bytes] = set()
+        self._codec = spec.value_codec
+        self._kept = spec.value_codec.kept_as_is
+
+    def _no_key(self) -> StateAccessError:
+        return StateAccessError(f"state '{self._spec.name}' was used with no current key")
+
+    def _get(self) -> Any:
+        """The current key's value (``_empty`` when none)."""
+        value = self._cache.get(self._backend.current_key_bytes, _MISS)
+        if value.__class__ is _Raw:
+            return self._codec.decode(value.data)
+        if value is _MISS:
+            pk = self._backend.current_key_bytes
+            if pk is None:
+                raise self._no_key()
+            raw = self._cur().read_raw()
+            if raw is None:
+                value = self._cache[pk] = self._empty
+                return value
+            value = self._codec.decode(raw)
+            self._cache[pk] = value if self._kept(value) else _Raw(raw)
+        return value
+
+    def _put(self, value: Any) -> None:
+        pk = self._backend.current_key_bytes
+        if pk is None:
+            raise self._no_key()
+        if value is not self._empty and not self._kept(value):
+            value = _Raw(self._codec.encode(value))
+        self._cache[pk] = value
+        self._dirty.add(pk)
+
+    def clear(self) -> None:
+        self._put(self._empty)
+
+    def flush(self) -> None:
+        """Encode the values written since the last flush into the store."""
+        if not self._dirty:
+            return
+        backend, spec, cache = self._backend, self._spec, self._cache
+        group_of, encode = backend.key_encoder.key_group, spec.value_codec.encode
+        for pk in sorted(self._dirty):
+            value = cache[pk]
+            cell = backend.bind(spec, self.factory(group_of(pk)), pk)
+            if value is self._empty:
+                cell.clear()
+            else:
+                cell.write_raw(value.data if value.__class__ is _Raw else encode(value))
+        self._dirty.clear()
+        self._bound_pk = None
+
+    def forget(self) -> None:
+        """Drop the cached values (after a flush: the store holds them)."""
+        self._cache.clear()
+        self._bound_pk = None
+
+
+class _HeapValueView(_HeapCell, ValueState[Any]):
+    __slots__ = ()
+    _empty = None
+
+    def value(self) -> Any:
+        value = self._cache.get(self._backend.current_key_bytes, _MISS)
+        if value.__class__ is _Raw or value is _MISS:
+            return self._get()
+        return value
+
+    def update(self, value: Any) -> None:
+        pk = self._backend.current_key_bytes
+        if pk is None:
+            raise self._no_key()
+        # Flink: updating with null clears the state.
+        if value is not None and not self._kept(value):
+            value = _Raw(self._codec.encode(value))
+        self._cache[pk] = value
+        self._dirty.add(pk)
 
 
 class _ListView(_Bound, ListState[Any]):
@@ -318,6 +441,38 @@ class _AggregatingView(_Bound, AggregatingState[Any, Any]):
         self._cur().add(value)
 
 
+class _HeapReducingView(_HeapCell, ReducingState[Any]):
+    __slots__ = ()
+
+    def get(self) -> Any:
+        acc = self._get()
+        return None if acc is _ABSENT else acc
+
+    def add(self, value: Any) -> None:
+        acc = self._get()
+        reduce = self._spec.reduce_function
+        assert reduce is not None
+        self._put(value if acc is _ABSENT else reduce(acc, value))
+
+
+class _HeapAggregatingView(_HeapCell, AggregatingState[Any, Any]):
+    __slots__ = ()
+
+    def get(self) -> Any:
+        acc = self._get()
+        if acc is _ABSENT:
+            return None
+        agg = self._spec.aggregate_function
+        assert agg is not None
+        return agg.get_result(acc)
+
+    def add(self, value: Any) -> None:
+        acc = self._get()
+        agg = self._spec.aggregate_function
+        assert agg is not None
+        self._put(agg.add(value, agg.create_accumulator() if acc is _ABSENT else acc))
+
+
 _VIEWS: dict[StateKind, type[_Bound]] = {
     StateKind.VALUE: _ValueView,
     StateKind.LIST: _ListView,
@@ -326,14 +481,104 @@ _VIEWS: dict[StateKind, type[_Bound]] = {
     StateKind.AGGREGATING: _AggregatingView,
 }
 
+#: States without TTL of these kinds are kept as objects (``_HeapCell``).
+_HEAP_VIEWS: dict[StateKind, type[_HeapCell]] = {
+    StateKind.VALUE: _HeapValueView,
+    StateKind.REDUCING: _HeapReducingView,
+    StateKind.AGGREGATING: _HeapAggregatingView,
+}
+
+
+def _view_class(spec: StateSpec) -> type[_Bound]:
+    if spec.ttl is None:
+        heap = _HEAP_VIEWS.get(spec.kind)
+        if heap is not None:
+            return heap
+    return _VIEWS[spec.kind]
+
+
+# Namespaced views (window state): bound to the current key and ``current_namespace``. ----------
+
+
+class _Namespaced(_Bound):
+    """A view of state scoped to the current key and the backend's ``current_namespace`` (a
+    window): re-binds when either changes. Always written through to the store (no heap cache)."""
+
+    __slots__ = ("_bound_ns",)
+
+    def __init__(self, backend: KeyedStateBackend, spec: StateSpec) -> None:
+        super().__init__(backend, spec)
+        self._bound_ns: bytes | None = None
+
+    def _cur(self) -> Any:
+        backend = self._backend
+        pk, ns = backend.current_key_bytes, backend.current_namespace
+        if pk is not self._bound_pk or ns != self._bound_ns:
+            if pk is None:
+                raise StateAccessError(f"state '{self._spec.name}' was used with no current key")
+            self._state = backend.bind(self._spec, self.factory(backend.current_key_group), pk, ns)
+            self._bound_pk, self._bound_ns = pk, ns
+        return self._state
+
+
+class _NsValueView(_Namespaced, _ValueView):
+    __slots__ = ()
+
+
+class _NsListView(_Namespaced, _ListView):
+    __slots__ = ()
+
+
+class _NsMapView(_Namespaced, _MapView):
+    __slots__ = ()
+
+
+class _NsReducingView(_Namespaced, _ReducingView):
+    __slots__ = ()
+
+    def get_internal(self) -> Any:
+        """The stored value (for merging namespaces); None when empty."""
+        return self.get()
+
+    def update_internal(self, value: Any) -> None:
+        if value is None:
+            self._cur().clear()
+        else:
+            self._cur().write_raw(self._spec.value_codec.encode(value))
+
+
+class _NsAggregatingView(_Namespaced, _AggregatingView):
+    __slots__ = ()
+
+    def get_internal(self) -> Any:
+        """The accumulator (for merging namespaces); None when empty."""
+        raw = self._cur().read_raw()
+        return None if raw is None else self._spec.value_codec.decode(raw)
+
+    def update_internal(self, accumulator: Any) -> None:
+        if accumulator is None:
+            self._cur().clear()
+        else:
+            self._cur().write_raw(self._spec.value_codec.encode(accumulator))
+
+
+_NAMESPACED_VIEWS: dict[StateKind, type[_Namespaced]] = {
+    StateKind.VALUE: _NsValueView,
+    StateKind.LIST: _NsListView,
+    StateKind.MAP: _NsMapView,
+    StateKind.REDUCING: _NsReducingView,
+    StateKind.AGGREGATING: _NsAggregatingView,
+}
+
 
 class KeyedStateBackend:
     """The keyed state of one operator instance.
 
     One KvStore per state name (``store_factory``, in-memory by default); inside it the key group
     of the current key is the ComplexKey's ``key_group``, the encoded key its ``key`` and the
-    ``namespace`` is empty (windows will use it). ``get_state(spec)`` returns a view bound to the
-    current key, set with ``set_current_key``. ``clock`` is the processing-time clock for TTL.
+    ``namespace`` is empty, except for states got with ``get_state(spec, namespaced=True)``, which
+    use ``current_namespace`` (windows: the encoded window). ``get_state(spec)`` returns a view bound
+    to the current key, set with ``set_current_key``. ``clock`` is the processing-time clock for TTL.
     """
 
     def __init__(
@@ -353,18 +598,25 @@ class KeyedStateBackend:
         self.current_key: Any = None
         self.current_key_bytes: bytes | None = None
         self.current_key_group = 0
-        self._kg_bytes = b"\x00\x00"
+        #: The namespace of namespaced states (``get_state(spec, namespaced=True)``).
+        self.current_namespace = b""
 
     def set_current_key(self, key: Any) -> None:
-        pk = self.key_encoder.encode(key)
+        pk, kg = self.key_encoder.locate(key)
         self.current_key = key
-        if pk != self.current_key_bytes:
-            self.current_key_bytes = pk
-            self.current_key_group = self.key_encoder.key_group(pk)
-            self._kg_bytes = key_group_bytes(self.current_key_group)
+        self.current_key_bytes = pk
+        self.current_key_group = kg
 
-    def get_state(self, spec: StateSpec) -> Any:
-        """The view of ``spec`` for the current key (the same object on every call)."""
+    def set_located_key(self, key: Any, key_bytes: bytes, key_group: int) -> None:
+        """``set_current_key`` for a key already located (``KeyEncoder.locate``) with this
+        backend's key encoder."""
+        self.current_key = key
+        self.current_key_bytes = key_bytes
+        self.current_key_group = key_group
+
+    def get_state(self, spec: StateSpec, namespaced: bool = False) -> Any:
+        """The view of ``spec`` for the current key (the same object on every call); with
+        ``namespaced``, for the current key and ``current_namespace``."""
         known = self._specs.get(spec.name)
         if known is not None:
             if known.kind is not spec.kind:
@@ -376,12 +628,19 @@ class KeyedStateBackend:
                     f"The state name '{spec.name}' is already in use with another definition: "
                     f"{_spec_diff(known, spec)}"
                 )
-            return self._views[spec.name]
+            known_view = self._views[spec.name]
+            if isinstance(known_view, _Namespaced) is not namespaced:
+                raise StateAccessError(
+                    f"The state name '{spec.name}' is already in use for "
+                    f"{'per-key' if namespaced else 'per-window'} state; use another name."
+                )
+            return known_view
         restored = self._restored.get(spec.name)
         if restored is not None:
             _check_signature(spec.name, restored, state_signature(spec))
         self._specs[spec.name] = spec
-        view = self._views[spec.name] = _VIEWS[spec.kind](self, spec)
+        view_class = _NAMESPACED_VIEWS[spec.kind] if namespaced else _view_class(spec)
+        view = self._views[spec.name] = view_class(self, spec)
         if spec.ttl is not None:
             for kg in self._restored_groups:  # TTL cleanup must see state restored before
                 view.factory(kg)
@@ -413,8 +672,7 @@ class KeyedStateBackend:
         )
 
     @staticmethod
-    def bind(spec: StateSpec, factory: Any, primary_key: bytes) -> Any:
-        ns = b""
+    def bind(spec: StateSpec, factory: Any, primary_key: bytes, ns: bytes = b"") -> Any:
         if spec.kind is StateKind.VALUE:
             return factory.new_keyed_value(primary_key, ns)
         if spec.kind is StateKind.LIST:
@@ -426,6 +684,13 @@ class KeyedStateBackend:
         if spec.kind is StateKind.REDUCING:
             return factory.new_reducing_state(primary_key, ns)
         return factory.new_aggregating_state(primary_key, ns)
+
+    def flush(self) -> None:
+        """Write the values that states keep as objects (those without TTL) into the stores, so
+        that ``stores`` holds all the state. Snapshots do this first."""
+        for view in self._views.values():
+            if isinstance(view, _HeapCell):
+                view.flush()
 
     def purge_expired(self) -> None:
         """Drop every expired TTL entry now (cleanup when state is snapshotted)."""
@@ -447,6 +712,7 @@ class KeyedStateBackend:
         """The state of every key of ``key_group``, of every state, as bytes for
         ``restore_key_group``. Expired TTL entries are dropped first when the state asks for
         cleanup on full snapshots."""
+        self.flush()
         if any(spec.ttl is not None and spec.ttl.cleanup_full_snapshot for spec in self._specs.values()):
             self.purge_expired()
         kgb = key_group_bytes(key_group)
@@ -486,6 +752,7 @@ class KeyedStateBackend:
             spec = self._specs.get(name)
             if spec is not None:
                 _check_signature(name, old, state_signature(spec))
+        self.flush()  # the store holds every key's value; the caches are dropped below
         for name, store in self.stores.items():
             memory = _memory(store, name)
             for ck, _ in memory.complex_items(kgb):
@@ -503,6 +770,8 @@ class KeyedStateBackend:
             elif self._specs[name].ttl is not None:
                 view.factory(key_group)  # so that TTL cleanup sees the restored entries
             view._bound_pk = None
+            if isinstance(view, _HeapCell):
+                view.forget()
 
     def track_restored(self, spec: StateSpec, factory: KeyedFactoryBase) -> None:
         """Let TTL cleanup find the entries of ``factory``'s key group that came from a snapshot."""

@@ -9,7 +9,7 @@ its channels, as in Flink.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._local import LocalConfig, _Task
@@ -60,6 +60,8 @@ class SubtaskRunner:
         self.config = config
         self._out: list[Output] = []
         self._task = _Task(node, self)
+        #: ``record`` without the extra call, for engines' per-record loops.
+        self.push: Callable[[int, Any, int | None], None] = self._task.push
         last = self._task
         self._chain = [last]
         for follower in chain:

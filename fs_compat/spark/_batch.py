@@ -101,27 +101,55 @@ def _route(
     broadcast = edge.broadcast
     forward = key_selector is None and not broadcast and channels == p
 
+    def subtasks(batch: Any) -> list[int]:
+        """The subtask of each record of ``batch`` (watermark rows: -1)."""
+        n = batch.num_rows
+        if broadcast:
+            return [-1] * n
+        values = batch.column("v").to_pylist()
+        if key_selector is None:
+            parts = batch.column("ch" if forward else "seq").to_pylist()
+            return [-1 if v is None else c % p for v, c in zip(values, parts, strict=True)]
+        assert encoder is not None
+        memo, locate, loads = encoder._memo, encoder.locate, pickle.loads
+        out = []
+        for v in values:
+            if v is None:
+                out.append(-1)
+                continue
+            value = loads(v)
+            try:
+                key = key_selector(value)
+            except Exception:
+                key = None
+            if key is None:  # the StepError naming the step and the record
+                route_key(step, key_selector, encoder, value, p)
+                raise StepError(f"step '{step}': the key selector failed on record {value!r}")
+            kind = type(key)  # ``KeyEncoder.locate``, its memo inlined
+            found = memo.get(key) if kind is int or kind is str else None
+            out.append((found if found is not None else locate(key))[1] * p // max_parallelism)
+        return out
+
     def route(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        schema = _arrow_schema(_ROUTED)
         for batch in batches:
-            cols = batch.to_pydict()
-            out: dict[str, list[Any]] = {name: [] for name, _ in _ROUTED}
-            for i in range(batch.num_rows):
-                v, seq = cols["v"][i], cols["seq"][i]
-                if v is None or broadcast:
-                    parts: Sequence[int] = range(p)
-                elif key_selector is not None:
-                    assert encoder is not None
-                    parts = (route_key(step, key_selector, encoder, pickle.loads(v), p)[2],)
-                elif forward:
-                    parts = (cols["ch"][i],)
-                else:
-                    parts = (seq % p,)
-                for part in parts:
-                    for name, _ in _FIELDS:
-                        out[name].append(cols[name][i])
-                    out["inp"].append(edge_index)
-                    out["part"].append(part)
-            yield _batch(out, _ROUTED)
+            parts = subtasks(batch)
+            if p > 1 and -1 in parts:  # watermarks and broadcast records go to every subtask
+                rows, every = [], range(p)
+                for i, part in enumerate(parts):
+                    if part < 0:
+                        rows.extend([i] * p)
+                    else:
+                        rows.append(i)
+                parts = [q for part in parts for q in (every if part < 0 else (part,))]
+                batch = batch.take(pa.array(rows, pa.int64()))
+            elif p == 1:
+                parts = [0] * len(parts)
+            columns = [batch.column(name) for name, _ in _FIELDS]
+            inp = pa.array([edge_index] * batch.num_rows, pa.int32())
+            yield pa.RecordBatch.from_arrays([*columns, inp, pa.array(parts, pa.int32())], schema=schema)
 
     return route
 
@@ -132,47 +160,72 @@ def _run_subtasks(
     """The mapInArrow function that runs ``node``'s subtasks over their ordered events."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        schema = _arrow_schema(_FIELDS)
         runner: SubtaskRunner | None = None
         part = -1
         seq = 0
-        out: dict[str, list[Any]] = {name: [] for name, _ in _FIELDS}
+        out_tag: list[str | None] = []
+        out_v: list[bytes | None] = []
+        out_ts: list[int | None] = []
+        out_wm: list[int | None] = []
+        out_ch: list[int] = []
+        out_seq: list[int] = []
 
         def take(r: SubtaskRunner) -> None:
             nonlocal seq
-            for tag, value, ts, wm in r.drain():
-                out["tag"].append(tag)
-                out["v"].append(None if wm is not None else dumps(value))
-                out["ts"].append(ts)
-                out["wm"].append(wm)
-                out["ch"].append(part)
-                out["seq"].append(seq)
-                seq += 1
+            outs = r.drain()
+            if not outs:
+                return
+            tags, values, stamps, marks = zip(*outs, strict=True)
+            try:
+                blobs = [
+                    None if w is not None else _pickle_dumps(v, 5) for v, w in zip(values, marks, strict=True)
+                ]
+            except Exception:  # a value only cloudpickle can pickle
+                blobs = [None if w is not None else dumps(v) for v, w in zip(values, marks, strict=True)]
+            m = len(outs)
+            out_tag.extend(tags)
+            out_v.extend(blobs)
+            out_ts.extend(stamps)
+            out_wm.extend(marks)
+            out_ch.extend([part] * m)
+            out_seq.extend(range(seq, seq + m))
+            seq += m
 
         def flush() -> Any:
-            nonlocal out
-            batch = _batch(out, _FIELDS)
-            out = {name: [] for name, _ in _FIELDS}
-            return batch
+            arrays = [
+                pa.array(out_tag, pa.string()),
+                pa.array(out_v, pa.binary()),
+                pa.array(out_ts, pa.int64()),
+                pa.array(out_wm, pa.int64()),
+                pa.array(out_ch, pa.int32()),
+                pa.array(out_seq, pa.int64()),
+            ]
+            for column in (out_tag, out_v, out_ts, out_wm, out_ch, out_seq):
+                column.clear()
+            return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
+        loads = pickle.loads
         for batch in batches:
-            cols = batch.to_pydict()
-            for i in range(batch.num_rows):
-                row_part = cols["part"][i]
+            columns = [batch.column(name).to_pylist() for name in ("part", "v", "ts", "inp", "ch", "wm")]
+            for row_part, v, ts, inp, ch, wm in zip(*columns, strict=True):
                 if row_part != part:
                     if runner is not None:
                         runner.finish()
                         take(runner)
                     part, seq = row_part, 0
                     runner = SubtaskRunner(node, part, config, channels, tags)
-                assert runner is not None
-                v = cols["v"][i]
+                    record = runner.push
                 if v is None:
-                    runner.watermark(cols["inp"][i], cols["ch"][i], cols["wm"][i])
+                    assert runner is not None
+                    runner.watermark(inp, ch, wm)
                 else:
-                    runner.record(cols["inp"][i], pickle.loads(v), cols["ts"][i])
+                    record(inp, loads(v), ts)
             if runner is not None:
                 take(runner)
-            if len(out["seq"]) >= _BATCH_ROWS:
+            if len(out_seq) >= _BATCH_ROWS:
                 yield flush()
         if runner is not None:
             runner.finish()
@@ -180,6 +233,9 @@ def _run_subtasks(
         yield flush()
 
     return run
+
+
+_pickle_dumps = pickle.dumps
 
 
 def _source_frame(spark: Any, node: SourceNode, index: int, n_sources: int) -> _Frame:

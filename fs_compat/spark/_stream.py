@@ -60,6 +60,7 @@ from fs_compat.runtime import (
 
 from ._batch import ship_user_code, watermark_column
 from ._convert import OutputColumns, RowReader, dumps
+from ._task import micro_batch_id
 
 _MIN = -(2**63)
 
@@ -399,6 +400,7 @@ class _KeyGroups:
             if group.max_ts is None or batch_max > group.max_ts:
                 group.max_ts = batch_max
                 runner.watermark(0, 0, batch_max - self.delay)
+        runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
         results = [v for g, v, _t, wm in runner.drain() if wm is None and g == self.tag]
         runner.runtime.backend.purge_expired()  # expired TTL state leaves the state store
         self._save(group, kg, state)

@@ -1,0 +1,292 @@
+"""W1: a keyed running count and sum, as a PyFlink user writes it, against the practical limit.
+
+The job: events ``(key, amount)`` with ``key = i % 10,000`` and ``amount = i``, keyed by ``key``,
+through a ``MapFunction`` that keeps ``(count, sum)`` in a ``ValueState`` declared with
+``Types.TUPLE([Types.LONG(), Types.LONG()])`` (``--state pickled``: ``Types.PICKLED_BYTE_ARRAY()``)
+and returns ``(key, count, sum)`` for every event.
+
+Two comparisons, each measured in the same run, reference and ours interleaved:
+
+- Spark (``execution.target=spark``, local[2], parallelism 2): the events are a Spark DataFrame
+  (``spark.range``), read with ``env.from_dataframe(df)``; the output is ``ds.to_dataframe()``
+  written to Spark's ``noop`` sink, so Spark runs the whole job and nothing is collected.
+  Reference: the same DataFrame through a hand-written ``repartition(2, key) ->
+  sortWithinPartitions(key, amount) -> mapInArrow`` with a plain dict, written to ``noop``.
+- In-process (``execution.target=local``): the events are a list of tuples
+  (``env.from_collection``); the output goes to a ``SinkFunction`` that counts. Reference: a
+  plain Python loop calling a per-record callback (key function, dict get/set, output tuple)
+  and handing each output to a sink callback.
+
+    .venv/bin/python bench/w1.py                                  # the full run (a few minutes)
+    .venv/bin/python bench/w1.py --events 200000 --repeat 1       # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from fs_compat.common import Configuration, Types
+from fs_compat.datastream import StreamExecutionEnvironment
+from fs_compat.datastream.functions import MapFunction, RuntimeContext, SinkFunction
+from fs_compat.datastream.state import ValueStateDescriptor
+
+STATE_TYPES = {
+    "tuple": lambda: Types.TUPLE([Types.LONG(), Types.LONG()]),
+    "pickled": Types.PICKLED_BYTE_ARRAY,
+}
+
+
+# The user's job. -------------------------------------------------------------------------------
+
+
+class RunningCountSum(MapFunction):
+    """W1 as a PyFlink user writes it: per key, the count and the sum of the amounts so far."""
+
+    def __init__(self, state_type: str = "tuple") -> None:
+        self.state_type = state_type
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        descriptor = ValueStateDescriptor("count_sum", STATE_TYPES[self.state_type]())
+        self.count_sum = runtime_context.get_state(descriptor)
+
+    def map(self, value: Any) -> tuple[int, int, int]:
+        key, amount = value[0], value[1]
+        current = self.count_sum.value()
+        if current is None:
+            count, total = 1, amount
+        else:
+            count, total = current[0] + 1, current[1] + amount
+        self.count_sum.update((count, total))
+        return key, count, total
+
+
+class CountingSink(SinkFunction[Any]):
+    def __init__(self) -> None:
+        self.count = 0
+
+    def invoke(self, value: Any) -> None:
+        self.count += 1
+
+
+def environment(target: str, parallelism: int) -> StreamExecutionEnvironment:
+    config = Configuration()
+    config.set_string("execution.target", target)
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(parallelism)
+    return env
+
+
+# In-process. ----------------------------------------------------------------------------------
+
+
+def local_ours(events: list[tuple[int, int]], state_type: str) -> int:
+    env = environment("local", 1)
+    sink = CountingSink()
+    env.from_collection(events).key_by(lambda e: e[0]).map(RunningCountSum(state_type)).add_sink(sink)
+    env.execute("w1")
+    return len(events)
+
+
+def local_reference(events: list[tuple[int, int]], state_type: str) -> int:
+    """The same per-event work through a per-record Python callback over a plain dict."""
+    state: dict[int, tuple[int, int]] = {}
+    key_of: Callable[[tuple[int, int]], int] = lambda e: e[0]  # noqa: E731 - as a user writes it
+    outputs = 0
+
+    def on_event(value: tuple[int, int]) -> tuple[int, int, int]:
+        key = key_of(value)
+        current = state.get(key)
+        if current is None:
+            count, total = 1, value[1]
+        else:
+            count, total = current[0] + 1, current[1] + value[1]
+        state[key] = (count, total)
+        return key, count, total
+
+    def sink(_out: tuple[int, int, int]) -> None:
+        nonlocal outputs
+        outputs += 1
+
+    for event in events:
+        sink(on_event(event))
+    assert outputs == len(events)
+    return outputs
+
+
+# On Spark. ------------------------------------------------------------------------------------
+
+
+def events_frame(spark: Any, n: int, keys: int) -> Any:
+    from pyspark.sql import functions as F  # noqa: N812
+
+    return spark.range(0, n, 1, 2).select((F.col("id") % keys).alias("key"), F.col("id").alias("amount"))
+
+
+def spark_ours_frame(spark: Any, n: int, keys: int, state_type: str) -> Any:
+    env = environment("spark", 2)
+    out_type = Types.TUPLE([Types.LONG(), Types.LONG(), Types.LONG()])
+    ds = env.from_dataframe(events_frame(spark, n, keys))
+    return ds.key_by(lambda e: e[0]).map(RunningCountSum(state_type), output_type=out_type).to_dataframe()
+
+
+def spark_reference_frame(spark: Any, n: int, keys: int) -> Any:
+    """The practical limit: Spark partitions and orders, a plain dict does the rest."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    schema = StructType([StructField(c, LongType(), False) for c in ("key", "count", "sum")])
+
+    def running(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        state: dict[int, tuple[int, int]] = {}
+        for batch in batches:
+            keys_out, counts, sums = [], [], []
+            for key, amount in zip(
+                batch.column("key").to_pylist(), batch.column("amount").to_pylist(), strict=True
+            ):
+                current = state.get(key)
+                if current is None:
+                    count, total = 1, amount
+                else:
+                    count, total = current[0] + 1, current[1] + amount
+                state[key] = (count, total)
+                keys_out.append(key)
+                counts.append(count)
+                sums.append(total)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(keys_out, pa.int64()), pa.array(counts, pa.int64()), pa.array(sums, pa.int64())],
+                names=["key", "count", "sum"],
+            )
+
+    # ``amount`` is the event's position (``id``): ordering by it keeps each key's arrival order.
+    ordered = events_frame(spark, n, keys).repartition(2, "key").sortWithinPartitions("key", "amount")
+    return ordered.mapInArrow(running, schema)
+
+
+def write_noop(df: Any) -> None:
+    df.write.format("noop").mode("overwrite").save()
+
+
+def checksum(df: Any) -> tuple[int, int, int]:
+    """Rows, sum of counts and sum of sums of a W1 output (its columns 1 and 2)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    count_col, sum_col = df.columns[1], df.columns[2]
+    row = df.agg(F.count("*"), F.sum(count_col), F.sum(sum_col)).collect()[0]
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+# Timing. --------------------------------------------------------------------------------------
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def compare(
+    name: str,
+    n: int,
+    repeat: int,
+    reference: Callable[[], Any],
+    ours: Callable[[], Any],
+    warm_up: Callable[[], Any],
+) -> tuple[float, float]:
+    """Warm up (``warm_up``), then time reference and ours alternately; the median rate of
+    each, in events/s."""
+    print(f"{name}: warming up ...", flush=True)
+    warm_up()
+    ref_times, our_times = [], []
+    for i in range(repeat):
+        ref_times.append(timed(reference))
+        our_times.append(timed(ours))
+        print(f"  run {i + 1}: reference {ref_times[-1]:.2f} s, ours {our_times[-1]:.2f} s", flush=True)
+    return n / statistics.median(ref_times), n / statistics.median(our_times)
+
+
+def row(label: str, reference: float, ours: float, target: float) -> str:
+    ratio = ours / reference
+    verdict = "met" if ratio >= target else "MISSED"
+    return f"{label:<22}{reference:>14,.0f}{ours:>14,.0f}{ratio:>8.2f}{target:>8.2f}  {verdict}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--events", type=int, default=4_000_000, help="events per run (default 4,000,000)")
+    parser.add_argument("--keys", type=int, default=10_000, help="distinct keys (default 10,000)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each (default 3)")
+    parser.add_argument(
+        "--warmup-events", type=int, default=400_000, help="events of the untimed first run (default 400,000)"
+    )
+    parser.add_argument("--state", choices=sorted(STATE_TYPES), default="tuple", help="ValueState type")
+    parser.add_argument("--only", choices=("spark", "local"), help="run one comparison only")
+    args = parser.parse_args()
+    n, keys = args.events, args.keys
+    print(
+        f"W1 keyed running count+sum: {n:,} events, {keys:,} keys, state {args.state}; "
+        f"{datetime.date.today()}, {platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+        flush=True,
+    )
+    rows = []
+    if args.only != "spark":
+        events = [(i % keys, i) for i in range(n)]
+        few = events[: args.warmup_events]
+        ref, ours = compare(
+            "in-process",
+            n,
+            args.repeat,
+            lambda: local_reference(events, args.state),
+            lambda: local_ours(events, args.state),
+            lambda: (local_reference(few, args.state), local_ours(few, args.state)),
+        )
+        rows.append(row("in-process (local)", ref, ours, 0.6))
+        del events
+    if args.only != "local":
+        import pyspark
+
+        from fs_compat.spark import spark_session
+
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        spark = spark_session({"spark.master": "local[2]", "spark.ui.showConsoleProgress": "false"})
+        print(f"Spark {pyspark.__version__}, master {spark.sparkContext.master}", flush=True)
+        few = min(n, args.warmup_events)
+        ref, ours = compare(
+            "spark",
+            n,
+            args.repeat,
+            lambda: write_noop(spark_reference_frame(spark, n, keys)),
+            lambda: write_noop(spark_ours_frame(spark, n, keys, args.state)),
+            lambda: (
+                write_noop(spark_reference_frame(spark, few, keys)),
+                write_noop(spark_ours_frame(spark, few, keys, args.state)),
+            ),
+        )
+        rows.append(row("Spark batch local[2]", ref, ours, 0.75))
+        expected = checksum(spark_reference_frame(spark, n, keys))
+        got = checksum(spark_ours_frame(spark, n, keys, args.state))
+        if got != expected:
+            raise SystemExit(f"W1 on Spark: output differs from the reference: {got} != {expected}")
+        print(f"checked: both outputs have {got[0]:,} rows, sum(count) {got[1]:,}, sum(sum) {got[2]:,}")
+    print()
+    print(f"{'W1':<22}{'reference/s':>14}{'ours/s':>14}{'ratio':>8}{'target':>8}")
+    print("-" * 72)
+    for line in rows:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
