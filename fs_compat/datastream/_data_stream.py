@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from fs_compat.common import Configuration, TypeInformation, WatermarkStrategy
 
     from ._descriptors import MapStateDescriptor
+    from ._window import WindowAssigner
+    from ._window_stream import AllWindowedStream, WindowedStream
 
 T = TypeVar("T")
 
@@ -389,14 +391,20 @@ class DataStream(Generic[T]):
     def cache(self) -> Any:
         raise _unsupported("DataStream.cache", "build the stream once and consume it from several steps")
 
-    def window_all(self, window_assigner: Any) -> Any:
-        raise _unsupported(
-            "DataStream.window_all",
-            "windows arrive in a later release; use a KeyedProcessFunction with timers meanwhile",
-        )
+    def window_all(self, window_assigner: WindowAssigner[Any, Any]) -> AllWindowedStream:
+        """Windows over the whole (non-keyed) stream, evaluated by one task."""
+        from ._window_stream import AllWindowedStream
 
-    def count_window_all(self, size: int, slide: int = 0) -> Any:
-        raise _unsupported("DataStream.count_window_all", "use a KeyedProcessFunction with state")
+        return AllWindowedStream(self, window_assigner)
+
+    def count_window_all(self, size: int, slide: int = 0) -> AllWindowedStream:
+        """Tumbling (``slide == 0``) or sliding windows of ``size`` elements over the whole stream
+        (Java Flink's ``countWindowAll``)."""
+        from ._window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
+
+        if slide == 0:
+            return self.window_all(CountTumblingWindowAssigner(size))
+        return self.window_all(CountSlidingWindowAssigner(size, slide))
 
 
 _NO_REPARTITION = "Cannot override partitioning for KeyedStream."
@@ -521,15 +529,19 @@ class KeyedStream(DataStream[T]):
     def key_by(self, key_selector: Any, key_type: TypeInformation[Any] | None = None) -> KeyedStream[T]:
         return self._origin.key_by(key_selector, key_type)
 
-    def window(self, window_assigner: Any) -> Any:
-        raise _unsupported(
-            "KeyedStream.window",
-            "windows arrive in a later release; use a "
-            "KeyedProcessFunction with state and event-time timers meanwhile",
-        )
+    def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream:
+        """Windows per key: elements are grouped by key and by the windows the assigner gives."""
+        from ._window_stream import WindowedStream
 
-    def count_window(self, size: int, slide: int = 0) -> Any:
-        raise _unsupported("KeyedStream.count_window", "use a KeyedProcessFunction with a ValueState counter")
+        return WindowedStream(self, window_assigner)
+
+    def count_window(self, size: int, slide: int = 0) -> WindowedStream:
+        """Tumbling (``slide == 0``) or sliding windows of ``size`` elements per key."""
+        from ._window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
+
+        if slide == 0:
+            return self.window(CountTumblingWindowAssigner(size))
+        return self.window(CountSlidingWindowAssigner(size, slide))
 
 
 class _Accumulate(ReduceFunction[Any]):

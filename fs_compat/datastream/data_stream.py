@@ -9,8 +9,10 @@ from ._data_stream import (
     DataStreamSink,
     KeyedStream,
 )
+from ._window_stream import AllWindowedStream, WindowedStream
 
 __all__ = [
+    "AllWindowedStream",
     "BroadcastConnectedStream",
     "BroadcastStream",
     "CloseableIterator",
@@ -18,4 +20,5 @@ __all__ = [
     "DataStream",
     "DataStreamSink",
     "KeyedStream",
+    "WindowedStream",
 ]

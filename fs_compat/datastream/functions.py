@@ -19,9 +19,19 @@ from ._functions import (
     RuntimeContext,
     SinkFunction,
 )
+from ._window_functions import (
+    AllWindowFunction,
+    KeyedStateStore,
+    PassThroughAllWindowFunction,
+    PassThroughWindowFunction,
+    ProcessAllWindowFunction,
+    ProcessWindowFunction,
+    WindowFunction,
+)
 
 __all__ = [
     "AggregateFunction",
+    "AllWindowFunction",
     "BroadcastProcessFunction",
     "CoFlatMapFunction",
     "CoMapFunction",
@@ -33,9 +43,15 @@ __all__ = [
     "KeyedBroadcastProcessFunction",
     "KeyedCoProcessFunction",
     "KeyedProcessFunction",
+    "KeyedStateStore",
     "MapFunction",
+    "PassThroughAllWindowFunction",
+    "PassThroughWindowFunction",
+    "ProcessAllWindowFunction",
     "ProcessFunction",
+    "ProcessWindowFunction",
     "ReduceFunction",
     "RuntimeContext",
     "SinkFunction",
+    "WindowFunction",
 ]

@@ -75,7 +75,6 @@ def test_project_keeps_the_named_fields() -> None:
         (lambda env: env.add_jars("x.jar"), "StreamExecutionEnvironment.add_jars"),
         (lambda env: env.from_source(None, None, "s"), "StreamExecutionEnvironment.from_source"),
         (lambda env: env.from_collection([1]).cache(), "DataStream.cache"),
-        (lambda env: env.from_collection([1]).key_by(lambda v: v).window(None), "KeyedStream.window"),
     ],
 )
 def test_unsupported_apis_name_themselves_and_the_alternative(call: Any, api: str) -> None:

@@ -1,0 +1,145 @@
+"""PyFlink's window functions (``WindowFunction``, ``ProcessWindowFunction`` and their non-keyed
+``All`` forms) and ``KeyedStateStore``, as in ``pyflink.datastream.functions``."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from ._functions import Function, RuntimeContext
+
+if TYPE_CHECKING:
+    from fs_compat.runtime import AggregatingState, ListState, MapState, ReducingState, ValueState
+
+    from ._descriptors import (
+        AggregatingStateDescriptor,
+        ListStateDescriptor,
+        MapStateDescriptor,
+        ReducingStateDescriptor,
+        ValueStateDescriptor,
+    )
+
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
+KEY = TypeVar("KEY")
+W = TypeVar("W")
+W2 = TypeVar("W2")
+
+
+class KeyedStateStore(abc.ABC):
+    """Where keyed state comes from: a ``RuntimeContext`` (state per key), or a window
+    function context's ``window_state()`` (state per key and window) and ``global_state()``."""
+
+    @abc.abstractmethod
+    def get_state(self, state_descriptor: ValueStateDescriptor[Any]) -> ValueState[Any]: ...
+
+    @abc.abstractmethod
+    def get_list_state(self, state_descriptor: ListStateDescriptor[Any]) -> ListState[Any]: ...
+
+    @abc.abstractmethod
+    def get_map_state(self, state_descriptor: MapStateDescriptor[Any, Any]) -> MapState[Any, Any]: ...
+
+    @abc.abstractmethod
+    def get_reducing_state(self, state_descriptor: ReducingStateDescriptor[Any]) -> ReducingState[Any]: ...
+
+    @abc.abstractmethod
+    def get_aggregating_state(
+        self, state_descriptor: AggregatingStateDescriptor[Any, Any, Any]
+    ) -> AggregatingState[Any, Any]: ...
+
+
+# As in PyFlink, a RuntimeContext is a KeyedStateStore.
+KeyedStateStore.register(RuntimeContext)
+
+
+class WindowFunction(Function, Generic[IN, OUT, KEY, W]):
+    """Evaluates a keyed window: ``apply(key, window, inputs)`` returns or yields the outputs."""
+
+    @abc.abstractmethod
+    def apply(self, key: KEY, window: W, inputs: Iterable[IN]) -> Iterable[OUT]: ...
+
+
+class AllWindowFunction(Function, Generic[IN, OUT, W]):
+    """Evaluates a non-keyed window (``window_all``): ``apply(window, inputs)``."""
+
+    @abc.abstractmethod
+    def apply(self, window: W, inputs: Iterable[IN]) -> Iterable[OUT]: ...
+
+
+class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):
+    """Evaluates a keyed window with a context: ``process(key, context, elements)``; ``clear``
+    is called when the window is dropped (drop per-window state there)."""
+
+    class Context(abc.ABC, Generic[W2]):
+        """The window being evaluated, the clocks, and state per window and per key."""
+
+        @abc.abstractmethod
+        def window(self) -> W2: ...
+
+        @abc.abstractmethod
+        def current_processing_time(self) -> int: ...
+
+        @abc.abstractmethod
+        def current_watermark(self) -> int: ...
+
+        @abc.abstractmethod
+        def window_state(self) -> KeyedStateStore: ...
+
+        @abc.abstractmethod
+        def global_state(self) -> KeyedStateStore: ...
+
+    @abc.abstractmethod
+    def process(
+        self, key: KEY, context: ProcessWindowFunction.Context[W], elements: Iterable[IN]
+    ) -> Iterable[OUT]: ...
+
+    def clear(self, context: ProcessWindowFunction.Context[W]) -> None:
+        """Called when the window expires."""
+
+
+class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
+    """Evaluates a non-keyed window with a context: ``process(context, elements)``."""
+
+    class Context(abc.ABC, Generic[W2]):
+        @abc.abstractmethod
+        def window(self) -> W2: ...
+
+        @abc.abstractmethod
+        def window_state(self) -> KeyedStateStore: ...
+
+        @abc.abstractmethod
+        def global_state(self) -> KeyedStateStore: ...
+
+    @abc.abstractmethod
+    def process(
+        self, context: ProcessAllWindowFunction.Context[W], elements: Iterable[IN]
+    ) -> Iterable[OUT]: ...
+
+    def clear(self, context: ProcessAllWindowFunction.Context[W]) -> None:
+        """Called when the window expires."""
+
+
+class PassThroughWindowFunction(WindowFunction[IN, IN, KEY, W]):
+    """Emits the window's contents as they are."""
+
+    def apply(self, key: KEY, window: W, inputs: Iterable[IN]) -> Iterable[IN]:
+        yield from inputs
+
+
+class PassThroughAllWindowFunction(AllWindowFunction[IN, IN, W]):
+    """Emits the window's contents as they are."""
+
+    def apply(self, window: W, inputs: Iterable[IN]) -> Iterable[IN]:
+        yield from inputs
+
+
+__all__ = [
+    "AllWindowFunction",
+    "KeyedStateStore",
+    "PassThroughAllWindowFunction",
+    "PassThroughWindowFunction",
+    "ProcessAllWindowFunction",
+    "ProcessWindowFunction",
+    "WindowFunction",
+]

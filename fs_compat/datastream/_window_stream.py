@@ -1,0 +1,298 @@
+"""``WindowedStream`` (``KeyedStream.window`` / ``count_window``) and ``AllWindowedStream``
+(``DataStream.window_all`` / ``count_window_all``): PyFlink's names over one keyed window
+operator step."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from fs_api_advanced import PickleCodec
+from fs_compat.runtime import OperatorNode, StateKind, StateSpec
+
+from ._adapters import copy_function
+from ._data_stream import DataStream, KeyedStream, _conformer
+from ._descriptors import AggregatingStateDescriptor, ListStateDescriptor, ReducingStateDescriptor
+from ._functions import AggregateFunction, ReduceFunction
+from ._window import (
+    CountSlidingWindowAssigner,
+    CountTrigger,
+    CountTumblingWindowAssigner,
+    Evictor,
+    MergingWindowAssigner,
+    Trigger,
+    WindowAssigner,
+)
+from ._window_functions import (
+    AllWindowFunction,
+    ProcessAllWindowFunction,
+    ProcessWindowFunction,
+    WindowFunction,
+)
+from ._window_operator import WindowFn, WindowOperator
+from .output_tag import OutputTag
+
+if TYPE_CHECKING:
+    from fs_compat.common import TypeInformation
+
+#: The state holding window contents (PyFlink's name).
+WINDOW_STATE_NAME = "window-contents"
+
+
+def _null_byte_key(value: Any) -> int:
+    """Every element has the same key (Flink's NullByteKeySelector): windows over all of them."""
+    return 0
+
+
+def _reduce_all(reduce: Callable[[Any, Any], Any], values: list[Any]) -> list[Any]:
+    return [functools.reduce(reduce, values)] if values else []
+
+
+def _aggregate_all(agg: AggregateFunction[Any, Any, Any], values: list[Any]) -> list[Any]:
+    acc = agg.create_accumulator()
+    for value in values:
+        acc = agg.add(value, acc)
+    return [agg.get_result(acc)]
+
+
+class WindowedStream:
+    """A keyed stream cut into windows by a WindowAssigner; a trigger decides when each window
+    (per key) is evaluated by ``reduce``/``aggregate``/``apply``/``process``."""
+
+    _keyed_names = ("WindowFunction", "ProcessWindowFunction")
+
+    def __init__(self, keyed_stream: KeyedStream[Any], window_assigner: WindowAssigner[Any, Any]) -> None:
+        if not isinstance(window_assigner, WindowAssigner):
+            raise TypeError(f"window_assigner must be a WindowAssigner, got {window_assigner!r}")
+        self._keyed_stream = keyed_stream
+        self._window_assigner = window_assigner
+        self._allowed_lateness = 0
+        self._late_data_output_tag: OutputTag[Any] | None = None
+        self._window_trigger: Trigger[Any, Any] | None = None
+        self._evictor: Evictor[Any, Any] | None = None
+
+    def get_execution_environment(self) -> Any:
+        return self._keyed_stream._env
+
+    def get_input_type(self) -> Any:
+        return self._keyed_stream._output_type
+
+    def _contents_type(self) -> Any:
+        """The type the window keeps its elements as (pickled when the stream has none)."""
+        from fs_compat.common import Types
+
+        return self.get_input_type() or Types.PICKLED_BYTE_ARRAY()
+
+    def trigger(self, trigger: Trigger[Any, Any]) -> WindowedStream:
+        """The trigger that decides when windows are evaluated (default: the assigner's)."""
+        if not isinstance(trigger, Trigger):
+            raise TypeError(f"trigger must be a Trigger, got {trigger!r}")
+        if isinstance(self._window_assigner, MergingWindowAssigner) and trigger.can_merge() is not True:
+            raise TypeError(
+                "A merging window assigner cannot be used with a trigger that does not support merging."
+            )
+        self._window_trigger = trigger
+        return self
+
+    def allowed_lateness(self, time_ms: Any) -> WindowedStream:
+        """How late (ms behind the watermark) elements may be and still update their window;
+        later ones are dropped, or sent to ``side_output_late_data``. Event-time windows only."""
+        to_ms = getattr(time_ms, "to_milliseconds", None)
+        lateness = int(to_ms()) if to_ms is not None else time_ms
+        if not isinstance(lateness, int) or isinstance(lateness, bool) or lateness < 0:
+            raise ValueError(f"The allowed lateness must be an int >= 0 (ms), got {time_ms!r}")
+        self._allowed_lateness = lateness
+        return self
+
+    def side_output_late_data(self, output_tag: OutputTag[Any]) -> WindowedStream:
+        """Send elements too late for their window to this side output."""
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError(f"output_tag must be an OutputTag, got {output_tag!r}")
+        self._late_data_output_tag = output_tag
+        return self
+
+    def evictor(self, evictor: Evictor[Any, Any]) -> WindowedStream:
+        """fs-compat extension (Java Flink's ``evictor``; PyFlink has none): remove elements from
+        a window before/after the window function sees them. Windows then keep every element,
+        also for ``reduce``/``aggregate``."""
+        if not isinstance(evictor, Evictor):
+            raise TypeError(f"evictor must be an Evictor, got {evictor!r}")
+        self._evictor = evictor
+        return self
+
+    # The window function's kind.
+    def _mode(self, window_function: Any) -> str:
+        if window_function is None:
+            return "pass"
+        if isinstance(window_function, WindowFunction):
+            return "apply"
+        if isinstance(window_function, ProcessWindowFunction):
+            return "process"
+        raise TypeError("window_function should be a WindowFunction or ProcessWindowFunction")
+
+    def reduce(
+        self,
+        reduce_function: ReduceFunction[Any] | Callable[[Any, Any], Any],
+        window_function: Any = None,
+        output_type: TypeInformation[Any] | None = None,
+    ) -> DataStream[Any]:
+        """Reduce each window's elements incrementally; ``window_function`` (optional) gets the
+        one reduced value."""
+        mode = self._mode(window_function)
+        if mode == "pass" and output_type is None:
+            output_type = self.get_input_type()
+        descriptor = ReducingStateDescriptor(WINDOW_STATE_NAME, reduce_function, self._contents_type())
+        reduce = descriptor._reduce
+        pre = None if self._evictor is None else functools.partial(_reduce_all, reduce)
+        return self._build(window_function, mode, descriptor._spec(), pre, output_type)
+
+    def aggregate(
+        self,
+        aggregate_function: AggregateFunction[Any, Any, Any],
+        window_function: Any = None,
+        accumulator_type: Any = None,
+        output_type: TypeInformation[Any] | None = None,
+    ) -> DataStream[Any]:
+        """Aggregate each window's elements incrementally with an AggregateFunction;
+        ``window_function`` (optional) gets the one result."""
+        from fs_compat.common import RowTypeInfo, Types
+
+        mode = self._mode(window_function)
+        if accumulator_type is None:
+            accumulator_type = Types.PICKLED_BYTE_ARRAY()
+        elif isinstance(accumulator_type, list):
+            accumulator_type = RowTypeInfo(accumulator_type)
+        descriptor = AggregatingStateDescriptor(WINDOW_STATE_NAME, aggregate_function, accumulator_type)
+        pre = None if self._evictor is None else functools.partial(_aggregate_all, aggregate_function)
+        return self._build(window_function, mode, descriptor._spec(), pre, output_type)
+
+    def apply(self, window_function: Any, output_type: TypeInformation[Any] | None = None) -> DataStream[Any]:
+        """Evaluate each window with a WindowFunction over all its elements."""
+        if not isinstance(window_function, WindowFunction):
+            raise TypeError("window_function should be a WindowFunction")
+        spec = ListStateDescriptor(WINDOW_STATE_NAME, self._contents_type())._spec()
+        return self._build(window_function, "apply", spec, None, output_type)
+
+    def process(
+        self, process_window_function: Any, output_type: TypeInformation[Any] | None = None
+    ) -> DataStream[Any]:
+        """Evaluate each window with a ProcessWindowFunction over all its elements."""
+        if not isinstance(process_window_function, ProcessWindowFunction):
+            raise TypeError("process_window_function should be a ProcessWindowFunction")
+        spec = ListStateDescriptor(WINDOW_STATE_NAME, self._contents_type())._spec()
+        return self._build(process_window_function, "process", spec, None, output_type)
+
+    # The step.
+    def _build(
+        self,
+        window_function: Any,
+        mode: str,
+        contents_spec: StateSpec,
+        pre: Callable[[list[Any]], list[Any]] | None,
+        output_type: Any,
+    ) -> DataStream[Any]:
+        assigner = self._window_assigner
+        env = self.get_execution_environment()
+        trigger = self._window_trigger
+        # Count windows never receive elements after their trigger fired: drop them then.
+        purge_on_fire = (
+            trigger is None
+            and isinstance(assigner, (CountTumblingWindowAssigner, CountSlidingWindowAssigner))
+            and isinstance(assigner.get_default_trigger(env), CountTrigger)
+        )
+        if trigger is None:
+            trigger = assigner.get_default_trigger(env)
+        evictor = self._evictor
+        if evictor is not None:  # the contents are every element, with its timestamp
+            contents_spec = StateSpec(WINDOW_STATE_NAME, StateKind.LIST, PickleCodec())
+        name = type(assigner).__name__
+        late_tag = None if self._late_data_output_tag is None else self._late_data_output_tag.tag_id
+        what = f"step '{name}'"
+        template = copy_function((assigner, trigger, evictor, window_function, pre, contents_spec), what)
+        conform = _conformer(output_type)
+        lateness = self._allowed_lateness
+        mode_ = self._mode_for(mode)
+
+        def factory() -> WindowOperator:
+            a, t, e, f, p, spec = copy_function(template, what)
+            return WindowOperator(
+                assigner=a,
+                trigger=t,
+                window_fn=WindowFn(f, mode_),
+                contents_spec=spec,
+                allowed_lateness=lateness,
+                late_tag=late_tag,
+                evictor=e,
+                pre=p,
+                conform=conform,
+                purge_on_fire=purge_on_fire,
+            )
+
+        node = OperatorNode(name, [self._keyed_stream._edge()], operator_factory=factory, keyed=True)
+        self._configure(node)
+        return DataStream(env, node, output_type)
+
+    def _mode_for(self, mode: str) -> str:
+        return mode
+
+    def _configure(self, node: OperatorNode) -> None:
+        pass
+
+
+class AllWindowedStream(WindowedStream):
+    """A (non-keyed) stream cut into windows over all its elements; evaluated by one task, as
+    in Flink. The window functions are AllWindowFunction / ProcessAllWindowFunction."""
+
+    def __init__(self, data_stream: DataStream[Any], window_assigner: WindowAssigner[Any, Any]) -> None:
+        super().__init__(data_stream.key_by(_null_byte_key), window_assigner)
+
+    def trigger(self, trigger: Trigger[Any, Any]) -> AllWindowedStream:
+        super().trigger(trigger)
+        return self
+
+    def allowed_lateness(self, time_ms: Any) -> AllWindowedStream:
+        super().allowed_lateness(time_ms)
+        return self
+
+    def side_output_late_data(self, output_tag: OutputTag[Any]) -> AllWindowedStream:
+        super().side_output_late_data(output_tag)
+        return self
+
+    def evictor(self, evictor: Evictor[Any, Any]) -> AllWindowedStream:
+        super().evictor(evictor)
+        return self
+
+    def _mode(self, window_function: Any) -> str:
+        if window_function is None:
+            return "pass"
+        if isinstance(window_function, AllWindowFunction):
+            return "apply"
+        if isinstance(window_function, ProcessAllWindowFunction):
+            return "process"
+        raise TypeError("window_function should be a AllWindowFunction or ProcessAllWindowFunction")
+
+    def _mode_for(self, mode: str) -> str:
+        return mode if mode == "pass" else f"{mode}_all"
+
+    def apply(self, window_function: Any, output_type: TypeInformation[Any] | None = None) -> DataStream[Any]:
+        """Evaluate each window with an AllWindowFunction over all its elements."""
+        if not isinstance(window_function, AllWindowFunction):
+            raise TypeError("window_function should be a AllWindowFunction")
+        spec = ListStateDescriptor(WINDOW_STATE_NAME, self._contents_type())._spec()
+        return self._build(window_function, "apply", spec, None, output_type)
+
+    def process(
+        self, process_window_function: Any, output_type: TypeInformation[Any] | None = None
+    ) -> DataStream[Any]:
+        """Evaluate each window with a ProcessAllWindowFunction over all its elements."""
+        if not isinstance(process_window_function, ProcessAllWindowFunction):
+            raise TypeError("process_window_function should be a ProcessAllWindowFunction")
+        spec = ListStateDescriptor(WINDOW_STATE_NAME, self._contents_type())._spec()
+        return self._build(process_window_function, "process", spec, None, output_type)
+
+    def _configure(self, node: OperatorNode) -> None:
+        node.parallelism = 1  # Flink runs window_all in one task
+
+
+__all__ = ["WINDOW_STATE_NAME", "AllWindowedStream", "WindowedStream"]
