@@ -432,6 +432,9 @@ class _Task:
             rt.watermark = MIN_TIMESTAMP
             assert inst.backend is not None
             inst.backend.set_current_key(key)
+            # Flink sorts a key's records by timestamp (none counts as the smallest); the sort is
+            # stable, so equal timestamps keep their arrival order.
+            records.sort(key=_record_time)
             for input_index, value, ts in records:
                 self._process(inst, input_index, value, ts, key)
             rt.watermark = MAX_TIMESTAMP
@@ -443,6 +446,11 @@ class _Task:
                 for ts, domain in sorted(due):
                     self._fire(inst, ts, key, domain)
         inst.buffer.clear()
+
+
+def _record_time(record: tuple[int, Any, int | None]) -> int:
+    ts = record[2]
+    return MIN_TIMESTAMP if ts is None else ts
 
 
 class LocalRunner:

@@ -240,10 +240,11 @@ _pickle_dumps = pickle.dumps
 
 def _source_frame(spark: Any, node: SourceNode, index: int, n_sources: int) -> _Frame:
     """A collection source: one channel; ``seq`` interleaves the sources round-robin, as the
-    in-process target reads them."""
+    in-process target reads them. Items are pickled with cloudpickle, which carries classes of
+    the job's own modules by value (``ship_user_code``): workers cannot import those."""
     stamps = list(node.timestamps) if node.timestamps is not None else [None] * len(node.items)
     rows = [
-        (None, dumps(item), ts, None, 0, i * n_sources + index)
+        (None, cloudpickle.dumps(item, protocol=5), ts, None, 0, i * n_sources + index)
         for i, (item, ts) in enumerate(zip(node.items, stamps, strict=False))
     ]
     return _Frame(spark.createDataFrame(rows, schema=_schema(_FIELDS)), 1)
