@@ -2,7 +2,8 @@
 
 Modules: :mod:`.dataflow` (``Dataflow``, ``Stream``), :mod:`.operators` (``import ... as op``),
 :mod:`.testing` (``TestingSource``, ``TestingSink``, ``run_main``), :mod:`.recovery`,
-:mod:`.inputs`, :mod:`.outputs`, :mod:`.errors`.
+:mod:`.inputs`, :mod:`.outputs`, :mod:`.errors`; :mod:`.spark` (not in Bytewax) runs dataflows on
+Spark DataFrames.
 """
 
 __all__: list[str] = []

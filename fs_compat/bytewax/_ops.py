@@ -5,9 +5,11 @@ Every Bytewax step becomes a :class:`fs_compat.runtime.Operator`; the keyed stat
 logic, drives ``on_batch`` / ``on_notify`` / ``on_eof``, arms the runtime's processing-time timers
 for ``notify_at`` and persists each touched key's ``snapshot()`` into a keyed ValueState.
 
-Besides the per-record ``Operator`` methods (what any runtime target calls), the operators offer
-batch entry points (``process_batch``, ``process_keyed``, ``fire_due``, ``snapshot_touched``,
-``restore``) that the Bytewax runner uses to keep Bytewax's batch, activation and epoch semantics.
+Besides the per-record ``Operator`` methods (what any runtime target calls: the Spark adapter
+calls ``process`` per item, ``on_timer`` per due notification, ``on_checkpoint`` before it saves
+state, ``end_input`` at the end of bounded input), the operators offer batch entry points
+(``process_batch``, ``process_keyed``, ``fire_due``, ``snapshot_touched``, ``restore``) that the
+Bytewax runner uses to keep Bytewax's batch, activation and epoch semantics.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from fs_api_advanced import PickleCodec
 from fs_compat.runtime import Operator, OperatorRuntime, SideOutput, StateKind, StateSpec, ValueState
@@ -139,6 +141,12 @@ class StatefulBatchOperator(Operator):
     the key's last snapshot); each activation calls ``on_batch`` per key in sorted key order,
     then ``on_notify`` for keys whose notification is due, and ``on_eof`` for every key at the
     end of input. A logic that returns DISCARD is dropped with its notification.
+
+    Each key's ``snapshot()`` goes into a keyed ValueState: at epoch ends (the Bytewax runner,
+    ``epoch_driven``) or when the engine checkpoints (``on_checkpoint``). An engine that restores
+    that state (Spark streaming, after a restart) gets each key's logic rebuilt from it with
+    ``builder(snapshot)`` when the key is next used, with its ``notify_at`` as the notification
+    the restored timers hold.
     """
 
     def __init__(self, step_id: str, builder: Callable[[Any], Any], logic_type: type) -> None:
@@ -148,28 +156,43 @@ class StatefulBatchOperator(Operator):
         self.logics: dict[str, Any] = {}
         self.sched: dict[str, int] = {}
         self.touched: set[str] = set()
-        #: Set by a runner that snapshots at epoch ends; otherwise every activation persists.
+        #: Set by a runner that snapshots at epoch ends; otherwise snapshots are taken when the
+        #: engine checkpoints (``on_checkpoint``).
         self.epoch_driven = False
         self.state: ValueState[Any] | None = None
+        #: While ``on_notify`` runs outside the Bytewax runner: the earliest time (ms) a
+        #: notification it re-arms may fire, so a logic re-arming a past time waits for the next
+        #: activation instead of firing again at once, forever.
+        self._floor: int | None = None
 
     # Runtime hooks. ---------------------------------------------------------------------------
     def open(self, runtime: OperatorRuntime) -> None:
         self.state = runtime.get_state(SNAPSHOT_SPEC)
 
     def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
-        key = runtime.current_key
-        outs = self._on_batch(runtime, key, [value[1]])
-        outs += self.fire_due(runtime)
-        self._persist(runtime)
+        key = runtime.current_key  # the runtime set it
+        logic = self.logics.get(key)
+        if logic is None:
+            logic = self._logic(runtime, key)
+        outs = self._after(
+            runtime, key, logic, self._call(logic.on_batch, "on_batch", key, [value[1]]), "on_batch"
+        )
+        if len(runtime.processing_timers):
+            outs += self.fire_due(runtime)
         return outs
 
     def on_timer(self, timestamp: int, runtime: OperatorRuntime) -> Iterable[Any]:
         key = runtime.current_key
-        outs: list[Any] = []
+        if key not in self.logics:
+            self._resume(runtime, key)
         if self.sched.get(key) == timestamp:
-            outs = self._notify(runtime, key)
-        self._persist(runtime)
-        return outs
+            return self._notify(runtime, key)
+        return []
+
+    def on_checkpoint(self, checkpoint_id: int, runtime: OperatorRuntime) -> Iterable[Any]:
+        if not self.epoch_driven:
+            self.snapshot_touched(runtime)
+        return ()
 
     def end_input(self, runtime: OperatorRuntime) -> Iterable[Any]:
         outs = self.fire_due(runtime)
@@ -179,7 +202,6 @@ class StatefulBatchOperator(Operator):
                 continue
             self._set_key(runtime, key)
             outs += self._after(runtime, key, logic, self._call(logic.on_eof, "on_eof", key), "on_eof")
-        self._persist(runtime)
         return outs
 
     # Batch entry points (the Bytewax runner). --------------------------------------------------
@@ -189,16 +211,17 @@ class StatefulBatchOperator(Operator):
         for key, values in groups:
             outs += self._on_batch(runtime, key, [v[1] for v in values])
         outs += self.fire_due(runtime)
-        if not self.epoch_driven:
-            self._persist(runtime)
         return outs
 
     def fire_due(self, runtime: OperatorRuntime) -> list[Any]:
         """``on_notify`` for every key whose notification time has passed, in key order."""
         now = runtime.clock()
-        due = sorted(
-            key for ts, _kb, key in runtime.processing_timers.pop_due(now) if self.sched.get(key) == ts
-        )
+        fired = list(runtime.processing_timers.pop_due(now))
+        for _ts, _kb, key in fired:
+            if key not in self.logics:
+                self._set_key(runtime, key)
+                self._resume(runtime, key)
+        due = sorted(key for ts, _kb, key in fired if self.sched.get(key) == ts)
         outs: list[Any] = []
         for key in due:
             outs += self._notify(runtime, key)
@@ -233,10 +256,6 @@ class StatefulBatchOperator(Operator):
             self._schedule(runtime, key, logic)
 
     # Internals. -------------------------------------------------------------------------------
-    def _persist(self, runtime: OperatorRuntime) -> None:
-        if not self.epoch_driven:
-            self.snapshot_touched(runtime)
-
     @staticmethod
     def _set_key(runtime: OperatorRuntime, key: str) -> None:
         assert runtime.backend is not None
@@ -264,10 +283,24 @@ class StatefulBatchOperator(Operator):
     def _logic(self, runtime: OperatorRuntime, key: str) -> Any:
         logic = self.logics.get(key)
         if logic is None:
-            assert self.state is not None
-            stored = self.state.value()
-            logic = self._build(key, None if stored is None else stored[0])
+            logic = self._resume(runtime, key)
+        if logic is None:
+            logic = self._build(key, None)
             self.logics[key] = logic
+        return logic
+
+    def _resume(self, runtime: OperatorRuntime, key: str) -> Any:
+        """The current key's logic rebuilt from its stored snapshot (state the engine restored),
+        or None when there is none; its ``notify_at`` is scheduled (the engine's restored timers
+        usually hold it already; one they hold for another time is ignored when it fires)."""
+        assert self.state is not None
+        stored = self.state.value()
+        if stored is None:
+            return None
+        logic = self._build(key, stored[0])
+        self.logics[key] = logic
+        self.sched.pop(key, None)
+        self._schedule(runtime, key, logic)
         return logic
 
     def _on_batch(self, runtime: OperatorRuntime, key: str, values: list[Any]) -> list[Any]:
@@ -283,30 +316,42 @@ class StatefulBatchOperator(Operator):
         if logic is None:
             return []
         self._set_key(runtime, key)
-        return self._after(runtime, key, logic, self._call(logic.on_notify, "on_notify", key), "on_notify")
+        if not self.epoch_driven:
+            self._floor = runtime.clock() + 1
+        try:
+            result = self._call(logic.on_notify, "on_notify", key)
+            return self._after(runtime, key, logic, result, "on_notify")
+        finally:
+            self._floor = None
 
     def _after(self, runtime: OperatorRuntime, key: str, logic: Any, result: Any, what: str) -> list[Any]:
+        if not isinstance(result, tuple) or len(result) != 2:
+            self._bad_result(key, what, result)
+        emit, discard = result
+        if not isinstance(emit, (list, tuple)) or not isinstance(discard, bool):
+            self._bad_result(key, what, result)
+        self.touched.add(key)
+        if discard:
+            self.logics.pop(key, None)
+            self._unschedule(runtime, key)
+            assert self.state is not None
+            self.state.clear()  # a later value of this key starts from ``builder(None)``
+        else:
+            self._schedule(runtime, key, logic)
+        return [(key, w) for w in emit]
+
+    def _bad_result(self, key: str, what: str, result: Any) -> NoReturn:
         where = f"`StatefulBatchLogic.{what}` in step {self.step_id} for key {key!r}"
         if not isinstance(result, tuple) or len(result) != 2:
             exc = TypeError(
                 f"{where} did not return a 2-tuple of `(emit, is_complete)`; "
                 f"got a `{type_name(result)}` instead"
             )
-            raise user_error(f"error extracting `(emit, is_complete)` from {where}", exc) from exc
-        emit, discard = result
-        if not isinstance(emit, (list, tuple)):
-            exc = TypeError(f"`emit` was not a `list`; got a `{type_name(emit)}` instead")
-            raise user_error(f"error extracting `(emit, is_complete)` from {where}", exc) from exc
-        if not isinstance(discard, bool):
-            exc = TypeError(f"`is_complete` was not a `bool`; got a `{type_name(discard)}` instead")
-            raise user_error(f"error extracting `(emit, is_complete)` from {where}", exc) from exc
-        self.touched.add(key)
-        if discard:
-            self.logics.pop(key, None)
-            self._unschedule(runtime, key)
+        elif not isinstance(result[0], (list, tuple)):
+            exc = TypeError(f"`emit` was not a `list`; got a `{type_name(result[0])}` instead")
         else:
-            self._schedule(runtime, key, logic)
-        return [(key, w) for w in emit]
+            exc = TypeError(f"`is_complete` was not a `bool`; got a `{type_name(result[1])}` instead")
+        raise user_error(f"error extracting `(emit, is_complete)` from {where}", exc) from exc
 
     def _unschedule(self, runtime: OperatorRuntime, key: str) -> None:
         old = self.sched.pop(key, None)
@@ -324,6 +369,8 @@ class StatefulBatchOperator(Operator):
                 f"error calling `StatefulBatchLogic.notify_at` in step {self.step_id}", exc
             ) from exc
         new = None if at is None else _to_ms(at)
+        if new is not None and self._floor is not None and new < self._floor:
+            new = self._floor
         old = self.sched.get(key)
         if old == new:
             return

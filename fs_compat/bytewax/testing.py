@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import os as _os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC as _UTC
@@ -28,6 +29,9 @@ from .inputs import StatefulSourcePartition as _StatefulSourcePartition
 from .outputs import DynamicSink as _DynamicSink
 from .outputs import StatelessSinkPartition as _StatelessSinkPartition
 from .recovery import RecoveryConfig as _RecoveryConfig
+
+#: The environment variable that picks ``run_main``'s target (as for PyFlink jobs).
+_TARGET_ENV = "FS_COMPAT_TARGET"
 
 __all__ = [
     "TestingSink",
@@ -178,12 +182,25 @@ def run_main(
     epoch_interval: timedelta | None = None,
     recovery_config: _RecoveryConfig | None = None,
     _now_getter: Callable[[], datetime] | None = None,
+    _target: str | None = None,
 ) -> None:
-    """Run a dataflow in this process, on one worker, until its input ends (or aborts).
+    """Run a dataflow on one worker until its input ends (or aborts).
 
     ``epoch_interval`` (default 10 s) is the system time between snapshots; with a
     ``recovery_config`` the run resumes from the last snapshot of the previous run.
     ``_now_getter`` (not in Bytewax) replaces the system clock for epochs and notifications,
     e.g. ``TimeTestingGetter.get``.
+
+    ``_target`` (not in Bytewax), else the ``FS_COMPAT_TARGET`` environment variable, picks
+    where: ``local`` (the default) runs in this process; ``spark`` runs the steps as a Spark job
+    (sources read and sinks written in this process; see :mod:`fs_compat.bytewax.spark`).
     """
-    _execution.run(flow, epoch_interval, recovery_config, _now_getter)
+    target = _target or _os.environ.get(_TARGET_ENV) or "local"
+    if target == "spark":
+        from . import _on_spark
+
+        _on_spark.run_main(flow, epoch_interval, recovery_config, _now_getter)
+    elif target == "local":
+        _execution.run(flow, epoch_interval, recovery_config, _now_getter)
+    else:
+        raise ValueError(f"the target of run_main must be 'local' or 'spark', got {target!r}")

@@ -1,0 +1,351 @@
+"""Dataflows on Spark: the plan conversion behind :mod:`fs_compat.bytewax.spark` and
+``run_main``'s ``spark`` target."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC as _UTC
+from datetime import datetime, timedelta
+from typing import Any
+
+import attrs
+
+from fs_compat.common import Row, TypeInformation
+from fs_compat.runtime import (
+    ExternalSourceNode,
+    LocalConfig,
+    Node,
+    SinkNode,
+    SourceNode,
+    StepError,
+    upstream_of,
+)
+
+from ._ops import user_error
+from .dataflow import Dataflow, Stream
+from .errors import BytewaxRuntimeError
+from .inputs import (
+    AbortExecution,
+    DynamicSource,
+    FixedPartitionedSource,
+    StatefulSourcePartition,
+)
+from .outputs import DynamicSink, FixedPartitionedSink
+from .recovery import RecoveryConfig
+
+
+class _RowsPartition(StatefulSourcePartition[Row, int]):
+    """A batch DataFrame's rows, read on the driver; the resume state is the next row's index."""
+
+    def __init__(self, rows: list[Row], batch_size: int, resume_state: int | None) -> None:
+        self._rows = rows
+        self._batch_size = batch_size
+        self._index = 0 if resume_state is None else resume_state
+
+    def next_batch(self) -> list[Row]:
+        if self._index >= len(self._rows):
+            raise StopIteration()
+        batch = self._rows[self._index : self._index + self._batch_size]
+        self._index += len(batch)
+        return batch
+
+    def snapshot(self) -> int:
+        return self._index
+
+
+class DataFrameSource(FixedPartitionedSource[Row, int]):
+    """A Spark DataFrame's rows as ``Row`` values with its field names, for
+    ``op.input(step_id, flow, DataFrameSource(df))``.
+
+    On Spark (:func:`to_dataframe`, or ``run_main`` with the ``spark`` target) the DataFrame
+    stays there: its partitions are read by Spark's tasks, in the DataFrame's order. In-process
+    (``run_main``) a batch DataFrame is read on the driver (``toArrow()``), ``batch_size`` rows
+    per batch, so keep it small there; a streaming DataFrame runs only through
+    :func:`to_dataframe`. Column types map as in ``env.from_dataframe`` (``migration_guide/spark.md``).
+    """
+
+    def __init__(self, df: Any, batch_size: int = 1) -> None:
+        if not hasattr(df, "isStreaming") or not hasattr(df, "schema"):
+            raise TypeError(f"DataFrameSource needs a Spark DataFrame; got a `{type(df).__name__}`")
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int; got {batch_size!r}")
+        self.df = df
+        self.batch_size = batch_size
+
+    def list_parts(self) -> list[str]:
+        return ["dataframe"]
+
+    def build_part(self, step_id: str, for_part: str, resume_state: int | None) -> _RowsPartition:
+        if self.df.isStreaming:
+            raise NotImplementedError(
+                f"step {step_id}: a DataFrameSource over a streaming DataFrame never ends, so it "
+                "cannot run in-process (run_main); use fs_compat.bytewax.spark.to_dataframe(stream) "
+                "and start the result with writeStream"
+            )
+        from fs_compat.spark import collect_items
+
+        rows = collect_items(ExternalSourceNode(step_id, handle=self.df))
+        return _RowsPartition(rows, self.batch_size, resume_state)
+
+
+# Plans for Spark. ------------------------------------------------------------------------------
+
+_IN_PROCESS_ONLY = (
+    "is in-process only: on Spark a run reads its whole input once; run the flow in-process "
+    "(FS_COMPAT_TARGET=local, the default of run_main) to use it"
+)
+
+
+def _marker_check(step_id: str, item: Any) -> None:
+    from .testing import TestingSource
+
+    for marker in (TestingSource.EOF, TestingSource.ABORT, TestingSource.PAUSE):
+        if isinstance(item, marker):
+            raise NotImplementedError(f"step {step_id}: TestingSource.{marker.__name__}() {_IN_PROCESS_ONLY}")
+
+
+def _call(fn: Callable[..., Any], what: str, step_id: str, *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except (StopIteration, AbortExecution, BytewaxRuntimeError, NotImplementedError):
+        raise
+    except Exception as exc:
+        raise user_error(f"error calling {what} in step {step_id}", exc) from exc
+
+
+def _read_partitions(step_id: str, parts: list[Any]) -> list[Any]:
+    """Every item of the partitions, a batch from each in turn (as the in-process runner polls
+    them), waiting until a partition's ``next_awake`` before asking it again."""
+    items: list[Any] = []
+    awake: dict[int, datetime | None] = {i: None for i in range(len(parts))}
+    while awake:
+        for index in list(awake):
+            part, wake = parts[index], awake[index]
+            if wake is not None:
+                delay = (wake - datetime.now(_UTC)).total_seconds()
+                if delay > 0:
+                    time.sleep(min(delay, 1.0))
+                    continue
+            try:
+                batch = list(_call(part.next_batch, "`next_batch`", step_id))
+            except StopIteration:
+                del awake[index]
+                _call(part.close, "`close`", step_id)
+                continue
+            except AbortExecution as exc:
+                raise NotImplementedError(f"step {step_id}: AbortExecution {_IN_PROCESS_ONLY}") from exc
+            for item in batch:
+                _marker_check(step_id, item)
+            items.extend(batch)
+            awake[index] = _call(part.next_awake, "`next_awake`", step_id)
+    return items
+
+
+def _source_node(node: SourceNode, source: Any) -> SourceNode:
+    """The node a Bytewax source becomes on Spark: a DataFrame stays a DataFrame; any other
+    source is read here, on the driver."""
+    from .testing import TestingSource
+
+    step_id = node.name
+    if isinstance(source, DataFrameSource):
+        return ExternalSourceNode(step_id, handle=source.df, unbounded=bool(source.df.isStreaming))
+    if isinstance(source, TestingSource):
+        items = list(source._ib)
+        for item in items:
+            _marker_check(step_id, item)
+        return SourceNode(step_id, items=items)
+    if isinstance(source, FixedPartitionedSource):
+        names = _call(source.list_parts, "`FixedPartitionedSource.list_parts`", step_id)
+        parts = [source.build_part(step_id, name, None) for name in names]
+        return SourceNode(step_id, items=_read_partitions(step_id, parts))
+    if isinstance(source, DynamicSource):
+        return SourceNode(step_id, items=_read_partitions(step_id, [source.build(step_id, 0, 1)]))
+    raise TypeError("source must subclass `fs_compat.bytewax.inputs.Source`")
+
+
+def _clone(flow: Dataflow, targets: Sequence[Node]) -> dict[int, Node]:
+    """The steps ``targets`` depend on, copied for one Spark run: sources as Spark reads them,
+    the flow's own nodes untouched (a flow can run again, on any target)."""
+    plan = flow._plan
+    new: dict[int, Node] = {}
+    for node in upstream_of(targets):
+        if isinstance(node, SourceNode):
+            new[node.id] = _source_node(node, plan.sources[node.id])
+        elif isinstance(node, SinkNode):
+            continue
+        else:
+            edges = [attrs.evolve(e, source=new[e.source.id]) for e in node.inputs]
+            new[node.id] = attrs.evolve(node, inputs=edges)
+    return new
+
+
+def _spark_for(nodes: Iterable[Node]) -> Any:
+    """The session of the flow's source DataFrames, else the shared one."""
+    for node in nodes:
+        if isinstance(node, ExternalSourceNode) and node.handle is not None:
+            return node.handle.sparkSession
+    from fs_compat.spark import spark_session
+
+    return spark_session()
+
+
+def to_dataframe(
+    stream: Stream[Any],
+    output_type: TypeInformation[Any] | None = None,
+    *,
+    parallelism: int | None = None,
+    now_getter: Callable[[], datetime] | None = None,
+) -> Any:
+    """The items of ``stream`` as a Spark DataFrame, computed on Spark from the steps the
+    stream depends on (the flow's ``op.output`` steps do not run).
+
+    The schema comes from ``output_type`` (:class:`fs_compat.common.Types`), as for
+    ``DataStream.to_dataframe``: ``Types.ROW_NAMED`` / ``Types.ROW`` give one column per field,
+    ``Types.TUPLE`` gives ``f0``, ``f1``, ... (a keyed stream's ``(key, value)`` items), another
+    type one column ``value``, and none one binary column ``value`` of pickled items.
+
+    With a :class:`DataFrameSource` over a streaming DataFrame the result is a streaming
+    DataFrame (one source, one stateful step at most: the Spark adapter's streaming shape);
+    start it with ``writeStream`` and a ``checkpointLocation``. Otherwise it is a batch
+    DataFrame; sources other than DataFrameSource are read on the driver. ``parallelism`` is
+    the number of Spark tasks per step (default: Spark's default parallelism).
+
+    ``now_getter`` is the processing-time clock against which ``notify_at`` times are checked
+    (it travels to Spark's workers pickled). Default: the system clock on a batch DataFrame, the
+    micro-batch's start time on a streaming one (due notifications fire at the start of the next
+    micro-batch, also for keys that receive nothing).
+    """
+    if not isinstance(stream, Stream):
+        raise TypeError(f"to_dataframe needs a `Stream`; got a `{type(stream).__name__}`")
+    nodes = _clone(stream.flow(), [stream._node])
+    spark = _spark_for(nodes.values())
+    if parallelism is None:
+        parallelism = max(1, int(spark.sparkContext.defaultParallelism))
+    elif not isinstance(parallelism, int) or parallelism < 1:
+        raise ValueError(f"parallelism must be a positive int; got {parallelism!r}")
+    clock = None if now_getter is None else _MsClock(now_getter)
+    config = LocalConfig(parallelism=parallelism)
+    node = nodes[stream._node.id]
+    from fs_compat.spark import batch_dataframe, stream_dataframe
+
+    if any(isinstance(n, ExternalSourceNode) and n.unbounded for n in nodes.values()):
+        return stream_dataframe(spark, node, stream._side_tag, config, output_type, clock=clock)
+    if clock is not None:
+        config = attrs.evolve(config, clock=clock)
+    return batch_dataframe(spark, node, stream._side_tag, config, output_type)
+
+
+# run_main on Spark. ----------------------------------------------------------------------------
+
+
+class _SinkWriter:
+    """One output step on the driver: collects its values during the Spark job, then writes
+    them through the Bytewax sink's partitions (``write_batch``) and closes them."""
+
+    def __init__(self, step_id: str, sink: Any) -> None:
+        self.step_id = step_id
+        self.sink = sink
+        self.values: list[Any] = []
+
+    def write(self) -> None:
+        step_id, sink = self.step_id, self.sink
+        if isinstance(sink, DynamicSink):
+            dynamic = sink.build(step_id, 0, 1)
+            if self.values:
+                _call(dynamic.write_batch, "`StatelessSinkPartition.write_batch`", step_id, list(self.values))
+            dynamic.close()
+        elif isinstance(sink, FixedPartitionedSink):
+            names = sink.list_parts()
+            parts = [sink.build_part(step_id, name, None) for name in names]
+            routed: dict[int, list[Any]] = {}
+            for item in self.values:
+                routed.setdefault(sink.part_fn(item[0]) % len(parts), []).append(item[1])
+            for index, values in sorted(routed.items()):
+                _call(parts[index].write_batch, "`StatefulSinkPartition.write_batch`", step_id, values)
+            for part in parts:
+                part.close()
+        else:
+            raise TypeError("sink must subclass `fs_compat.bytewax.outputs.Sink`")
+
+
+_RAISED = re.compile(
+    r"^step '(?P<step>[^']*)': (?:function|key selector) raised (?P<kind>\w+): (?P<text>.*)$"
+)
+
+
+def _bytewax_error(exc: StepError) -> Exception:
+    """The error the in-process runner raises for the same failure: ``BytewaxRuntimeError``
+    for user code, ``TypeError`` for routing and type checks (the original exception stayed in
+    the Spark task; its type and text are in the message)."""
+    found = _RAISED.match(str(exc))
+    if found is not None:
+        if found["kind"] == "BytewaxRuntimeError":
+            return BytewaxRuntimeError(found["text"])
+        if found["kind"] == "TypeError":
+            return TypeError(found["text"])
+    return exc
+
+
+def run_main(
+    flow: Dataflow,
+    epoch_interval: timedelta | None,
+    recovery_config: RecoveryConfig | None,
+    now_getter: Callable[[], datetime] | None,
+) -> None:
+    """``run_main`` with the ``spark`` target: the steps run as Spark jobs, sources are read and
+    sinks written here. ``epoch_interval`` is accepted (there are no epochs on Spark);
+    ``recovery_config`` is in-process only. ``now_getter`` is the processing-time clock of the
+    steps (it travels to Spark's workers pickled, so it cannot be moved during the run)."""
+    if not isinstance(flow, Dataflow):
+        raise TypeError("dataflow must subclass `fs_compat.bytewax.dataflow.Dataflow`")
+    if epoch_interval is not None and not isinstance(epoch_interval, timedelta):
+        raise TypeError("epoch interval must be a `datetime.timedelta`")
+    if recovery_config is not None:
+        raise NotImplementedError(
+            "run_main(recovery_config=...) is in-process only: a Spark run reads its whole input "
+            "and either completes or fails (Spark retries failed tasks); for state that survives "
+            "restarts, run the flow on a streaming DataFrame with fs_compat.bytewax.spark.to_dataframe "
+            "and a checkpointLocation"
+        )
+    plan = flow._plan
+    sinks = [n for n in plan.nodes if isinstance(n, SinkNode)]
+    nodes = _clone(flow, sinks)
+    streaming = [n.name for n in nodes.values() if isinstance(n, ExternalSourceNode) and n.unbounded]
+    if streaming:
+        raise NotImplementedError(
+            f"step {streaming[0]} reads a streaming DataFrame, which never ends: run_main cannot "
+            "run it; use fs_compat.bytewax.spark.to_dataframe(stream) and start it with writeStream"
+        )
+    writers = []
+    spark_sinks = []
+    for sink in sinks:
+        writer = _SinkWriter(sink.name, plan.sinks[sink.id])
+        edges = [attrs.evolve(e, source=nodes[e.source.id]) for e in sink.inputs]
+        spark_sinks.append(SinkNode(sink.name, edges, consume=writer.values.append))
+        writers.append(writer)
+    config = LocalConfig(parallelism=1)  # one worker, as run_main: outputs in in-process order
+    if now_getter is not None:
+        config = attrs.evolve(config, clock=_MsClock(now_getter))
+    from fs_compat.spark import run_batch
+
+    try:
+        run_batch(_spark_for(nodes.values()), spark_sinks, config)
+    except StepError as exc:
+        error = _bytewax_error(exc)
+        if error is exc:
+            raise
+        raise error from exc
+    for writer in writers:
+        writer.write()
+
+
+@attrs.frozen
+class _MsClock:
+    """A Bytewax ``now_getter`` as the runtime's clock (epoch ms)."""
+
+    now_getter: Callable[[], datetime]
+
+    def __call__(self) -> int:
+        return int(self.now_getter().timestamp() * 1000)

@@ -1,0 +1,231 @@
+"""Dataflows on Spark: ported Bytewax operator tests re-run with ``run_main`` on the ``spark``
+target (``FS_COMPAT_TARGET=spark``; the same switch runs the whole ported suite there), Spark
+DataFrames in and out of a flow (``fs_compat.bytewax.spark``), and what stays in-process only.
+
+The tests here re-run are a cheap, representative subset; ``FS_COMPAT_TARGET=spark pytest
+tests/bytewax`` runs all of them (see migration_guide/bytewax.md, "On Spark", for the ones that
+cannot pass there and why).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+import fs_compat.bytewax.operators as op
+from fs_compat.bytewax.dataflow import Dataflow
+from fs_compat.bytewax.inputs import (
+    DynamicSource,
+    FixedPartitionedSource,
+    StatefulSourcePartition,
+    StatelessSourcePartition,
+)
+from fs_compat.bytewax.operators import StatefulLogic
+from fs_compat.bytewax.spark import DataFrameSource, to_dataframe
+from fs_compat.bytewax.testing import TestingSink, TestingSource, run_main
+from fs_compat.common import Types
+
+spark_slow = [pytest.mark.spark, pytest.mark.slow]
+
+#: Ported tests (module, test) re-run on Spark: every core stateful operator, EOF emission
+#: (``*_final``, ``collect``, ``join``), windows, branches, merges, and the error types.
+ON_SPARK = [
+    ("test_bw_stateful_map", "test_stateful_map"),
+    ("test_bw_stateful_map", "test_stateful_map_raises_on_non_tuple"),
+    ("test_bw_stateful_flat_map", "test_stateful_flat_map"),
+    ("test_bw_stateful", "test_stateful_keeps_logic_per_key"),
+    ("test_bw_collect", "test_collect"),
+    ("test_bw_join", "test_join_running"),
+    ("test_bw_join", "test_join_product_final"),
+    ("test_bw_operators", "test_branch"),
+    ("test_bw_operators", "test_branch_raises_on_non_bool_key"),
+    ("test_bw_operators", "test_count_final"),
+    ("test_bw_operators", "test_fold_final"),
+    ("test_bw_operators", "test_reduce_final"),
+    ("test_bw_operators", "test_max_final"),
+    ("test_bw_operators", "test_merge"),
+    ("test_bw_operators", "test_raises"),
+    ("test_bw_operators", "test_stateful_requires_key_value_tuple"),
+    ("test_bw_operators", "test_stateful_requires_str_keys"),
+    ("test_bw_windowing_count_window", "test_count_window"),
+    ("test_bw_windowing_collect_window", "test_collect_window"),
+]
+
+
+@pytest.mark.parametrize(("module", "name"), ON_SPARK, ids=[f"{m[8:]}::{n}" for m, n in ON_SPARK])
+@pytest.mark.spark
+@pytest.mark.slow
+def test_ported_test_passes_on_spark(
+    module: str, name: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    monkeypatch.setenv("FS_COMPAT_TARGET", "spark")
+    test = getattr(importlib.import_module(module), name)
+    test(**{arg: request.getfixturevalue(arg) for arg in inspect.signature(test).parameters})
+
+
+# DataFrames in and out. ------------------------------------------------------------------------
+
+
+def _count(n: int | None, _row: Any) -> tuple[int, int]:
+    n = (n or 0) + 1
+    return n, n
+
+
+def _counting_flow(source: Any) -> tuple[Dataflow, Any]:
+    flow = Dataflow("df")
+    s = op.input("inp", flow, source)
+    s = op.key_on("key", s, lambda row: row.user)
+    s = op.stateful_map("count", s, _count)
+    return flow, s
+
+
+ROWS = [("a", 1), ("b", 2), ("a", 3)]
+COUNTS = [("a", 1), ("b", 1), ("a", 2)]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_dataframe_in_and_out_on_spark() -> None:
+    from fs_compat.spark import spark_session
+
+    df = spark_session().createDataFrame(ROWS, "user STRING, n LONG")
+    _flow, s = _counting_flow(DataFrameSource(df))
+    out = to_dataframe(s, Types.ROW_NAMED(["user", "count"], [Types.STRING(), Types.LONG()]), parallelism=2)
+    assert not out.isStreaming
+    assert [(f.name, f.dataType.simpleString()) for f in out.schema.fields] == [
+        ("user", "string"),
+        ("count", "bigint"),
+    ]
+    assert sorted(tuple(r) for r in out.collect()) == sorted(COUNTS)
+    # The items are Rows with the DataFrame's field names; no output type: pickled values.
+    rows = to_dataframe(op.map("n", op.input("inp", Dataflow("rows"), DataFrameSource(df)), lambda r: r.n))
+    import pickle
+
+    assert [pickle.loads(r.value) for r in rows.collect()] == [1, 2, 3]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_dataframe_source_with_run_main_in_process_and_on_spark() -> None:
+    from fs_compat.spark import spark_session
+
+    df = spark_session().createDataFrame(ROWS, "user STRING, n LONG")
+    for target in ("local", "spark"):
+        out: list[Any] = []
+        flow, s = _counting_flow(DataFrameSource(df))
+        op.output("out", s, TestingSink(out))
+        run_main(flow, _target=target)
+        assert out == COUNTS, target
+
+
+# In-process only. ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("marker", [TestingSource.EOF(), TestingSource.ABORT()], ids=["EOF", "ABORT"])
+def test_eof_and_abort_markers_are_in_process_only(marker: Any) -> None:
+    flow = Dataflow("test_df")
+    op.output("out", op.input("inp", flow, TestingSource([1, marker, 2])), TestingSink([]))
+    name = type(marker).__name__
+    with pytest.raises(NotImplementedError, match=re.escape(f"TestingSource.{name}() is in-process only")):
+        run_main(flow, _target="spark")
+
+
+def test_recovery_config_is_in_process_only(recovery_config: Any) -> None:
+    flow = Dataflow("test_df")
+    op.output("out", op.input("inp", flow, TestingSource([1])), TestingSink([]))
+    with pytest.raises(NotImplementedError, match=re.escape("recovery_config=...) is in-process only")):
+        run_main(flow, recovery_config=recovery_config, _target="spark")
+    with pytest.raises(TypeError, match=re.escape("epoch interval must be a `datetime.timedelta`")):
+        run_main(flow, epoch_interval=5, _target="spark")  # type: ignore[arg-type]
+
+
+def test_unknown_target() -> None:
+    flow = Dataflow("test_df")
+    op.output("out", op.input("inp", flow, TestingSource([1])), TestingSink([]))
+    with pytest.raises(ValueError, match="must be 'local' or 'spark', got 'flink'"):
+        run_main(flow, _target="flink")
+
+
+# The in-process runner. -------------------------------------------------------------------------
+
+
+class KeepLast(StatefulLogic):  # type: ignore[type-arg]
+    def __init__(self, resume_state: Any) -> None:
+        self.state = resume_state
+
+    def on_item(self, value: Any) -> tuple[list[Any], bool]:
+        old, self.state = self.state, value
+        return [(old, value)], value == "DISCARD"
+
+    def snapshot(self) -> Any:
+        return self.state
+
+
+def test_a_key_discarded_after_a_resume_starts_afresh_within_the_epoch(recovery_config: Any) -> None:
+    """The resumed snapshot of a key is gone once its logic is discarded: a later item of the
+    key in the same epoch gets ``builder(None)``, as in Bytewax."""
+    out: list[Any] = []
+    flow = Dataflow("test_df")
+    inp = [("a", "a1"), TestingSource.ABORT(), ("a", "DISCARD"), ("a", "a3")]
+    op.output("out", op.stateful("s", op.input("inp", flow, TestingSource(inp)), KeepLast), TestingSink(out))
+    run_main(flow, epoch_interval=timedelta(0), recovery_config=recovery_config)
+    assert out == [("a", (None, "a1"))]
+    out.clear()
+    run_main(flow, epoch_interval=timedelta(hours=1), recovery_config=recovery_config)
+    assert out == [("a", ("a1", "DISCARD")), ("a", (None, "a3"))]
+
+
+# Sources read on the driver for Spark. ----------------------------------------------------------
+
+
+class _Part(StatefulSourcePartition[Any, int]):
+    def __init__(self, items: list[Any]) -> None:
+        self.batches = [items[i : i + 2] for i in range(0, len(items), 2)]
+
+    def next_batch(self) -> list[Any]:
+        if not self.batches:
+            raise StopIteration()
+        return self.batches.pop(0)
+
+    def snapshot(self) -> int:
+        return len(self.batches)
+
+
+class _Fixed(FixedPartitionedSource[Any, int]):
+    def list_parts(self) -> list[str]:
+        return ["x", "y"]
+
+    def build_part(self, step_id: str, for_part: str, resume_state: int | None) -> _Part:
+        return _Part([f"{for_part}{i}" for i in range(3)])
+
+
+class _Dynamic(DynamicSource[Any]):
+    def build(self, step_id: str, worker_index: int, worker_count: int) -> StatelessSourcePartition[Any]:
+        class Part(StatelessSourcePartition[Any]):
+            def __init__(self) -> None:
+                self.items = [[1, 2], [3]]
+
+            def next_batch(self) -> list[Any]:
+                if not self.items:
+                    raise StopIteration()
+                return self.items.pop(0)
+
+        return Part()
+
+
+def test_sources_are_read_on_the_driver_batch_by_batch_in_turn() -> None:
+    from fs_compat.bytewax._on_spark import _clone
+    from fs_compat.runtime import SourceNode
+
+    flow = Dataflow("test_df")
+    op.output("a", op.input("fixed", flow, _Fixed()), TestingSink([]))
+    op.output("b", op.input("dynamic", flow, _Dynamic()), TestingSink([]))
+    nodes = _clone(flow, [n for n in flow._plan.nodes if n.name.endswith((".a", ".b"))])
+    items = {n.name: list(n.items) for n in nodes.values() if isinstance(n, SourceNode)}
+    # As the in-process runner polls them: a batch of each partition in turn.
+    assert items == {"test_df.fixed": ["x0", "x1", "y0", "y1", "x2", "y2"], "test_df.dynamic": [1, 2, 3]}

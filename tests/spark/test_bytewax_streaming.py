@@ -1,0 +1,129 @@
+"""Bytewax dataflows over streaming DataFrames: each key's logic ``snapshot()`` lives in Spark's
+checkpointed state store, so a query stopped and restarted from its ``checkpointLocation``
+continues where it was: running counts go on, and a ``collect`` timeout set before the restart
+fires after it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import fs_compat.bytewax.operators as op
+from fs_compat.bytewax.dataflow import Dataflow
+from fs_compat.bytewax.spark import DataFrameSource, to_dataframe
+from fs_compat.common import Types
+from fs_compat.spark import spark_session
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+SCHEMA = "user STRING, n LONG"
+
+
+def _write(spark: Any, folder: Path, name: str, rows: list[tuple[str, int]]) -> None:
+    spark.createDataFrame(rows, SCHEMA).coalesce(1).write.parquet(str(folder / name))
+
+
+def _events(spark: Any, source: Path) -> Any:
+    return spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source / "*"))
+
+
+def _run(out: Any, checkpoint: Path, sink: Path) -> int:
+    """One run of the query until its input is used up; the number of micro-batches."""
+    query = (
+        out.writeStream.format("parquet")
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start(str(sink))
+    )
+    query.awaitTermination()
+    assert query.exception() is None
+    return len(query.recentProgress)
+
+
+def _freeze(value: Any) -> Any:
+    return tuple(_freeze(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def _sink(spark: Any, sink: Path) -> Counter[Any]:
+    return Counter(_freeze(r) for r in spark.read.parquet(str(sink)).collect())
+
+
+def running_total(state: tuple[int, int] | None, row: Any) -> tuple[tuple[int, int], tuple[int, int]]:
+    count, total = state or (0, 0)
+    state = (count + 1, total + row.n)
+    return state, state
+
+
+OUT = Types.ROW_NAMED(["user", "totals"], [Types.STRING(), Types.TUPLE([Types.LONG(), Types.LONG()])])
+
+
+def _count_query(spark: Any, source: Path) -> Any:
+    flow = Dataflow("counts")
+    s: Any = op.input("inp", flow, DataFrameSource(_events(spark, source)))
+    s = op.key_on("user", s, lambda row: row.user)
+    s = op.stateful_map("running", s, running_total)
+    return to_dataframe(s, OUT)
+
+
+def test_stateful_map_state_survives_a_restart_from_the_checkpoint(tmp_path: Path) -> None:
+    spark = spark_session()
+    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    _write(spark, source, "1", [("a", 1), ("b", 10)])
+    _write(spark, source, "2", [("a", 2)])
+    out = _count_query(spark, source)
+    assert out.isStreaming
+    assert out.columns == ["user", "totals"]
+    assert _run(out, checkpoint, sink) >= 2
+    first = Counter({("a", (1, 1)): 1, ("b", (1, 10)): 1, ("a", (2, 3)): 1})
+    assert _sink(spark, sink) == first
+
+    # A new query (as after a restart) from the same checkpoint: the counts continue.
+    _write(spark, source, "3", [("a", 4), ("c", 100), ("b", 20)])
+    _run(_count_query(spark, source), checkpoint, sink)
+    assert _sink(spark, sink) == first + Counter({("a", (3, 7)): 1, ("c", (1, 100)): 1, ("b", (2, 30)): 1})
+
+
+class FileClock:
+    """A clock the test moves without sleeping: an ISO datetime read from a file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+
+    def set(self, now: datetime) -> None:
+        with open(self.path, "w") as f:
+            f.write(now.isoformat())
+
+    def __call__(self) -> datetime:
+        with open(self.path) as f:
+            return datetime.fromisoformat(f.read())
+
+
+def test_collect_timeout_set_before_a_restart_fires_after_it(tmp_path: Path) -> None:
+    spark = spark_session()
+    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    clock = FileClock(tmp_path / "now")
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+
+    def query() -> Any:
+        flow = Dataflow("batches")
+        s: Any = op.input("inp", flow, DataFrameSource(_events(spark, source)))
+        s = op.key_on("user", s, lambda row: row.user)
+        s = op.map_value("n", s, lambda row: row.n)
+        s = op.collect("collect", s, timedelta(seconds=10), 3, _now_getter=clock)
+        return to_dataframe(s, Types.TUPLE([Types.STRING(), Types.LIST(Types.LONG())]), now_getter=clock)
+
+    clock.set(start)
+    _write(spark, source, "1", [("a", 1), ("a", 2), ("a", 3), ("a", 4), ("b", 5)])
+    _run(query(), checkpoint, sink)
+    first = Counter({("a", (1, 2, 3)): 1})  # max_size; "a" [4] and "b" [5] wait for their timeout
+    assert _sink(spark, sink) == first
+
+    clock.set(start + timedelta(seconds=11))  # past both timeouts (start + 10 s)
+    _write(spark, source, "2", [("c", 6)])
+    _run(query(), checkpoint, sink)
+    second = first + Counter({("a", (4,)): 1, ("b", (5,)): 1})  # "c" waits for its own timeout
+    assert _sink(spark, sink) == second
