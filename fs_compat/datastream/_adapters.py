@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -25,7 +26,16 @@ Handler = Callable[[Any, Any, _Ctx, int], Any]
 
 def copy_function(fn: Any, what: str) -> Any:
     """A fresh copy of a user function for one subtask (Flink deserializes one per task);
-    fails early and clearly when the function cannot be pickled."""
+    fails early and clearly when the function cannot be pickled.
+
+    Plain pickle first: it copies the function's state but refers to module-level classes and
+    functions by name, so in this process they keep sharing their module's globals even after a
+    Spark run registered the module to travel by value (``ship_user_code``). cloudpickle for
+    the rest (lambdas, local classes)."""
+    try:
+        return pickle.loads(pickle.dumps(fn, protocol=5))
+    except Exception:
+        pass
     try:
         return cloudpickle.loads(cloudpickle.dumps(fn))
     except Exception as exc:

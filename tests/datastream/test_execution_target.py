@@ -43,3 +43,25 @@ def test_unknown_target_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
     env.from_collection([1]).print()
     with pytest.raises(ValueError, match=r"execution.target must be 'local' or 'spark', got 'flink'"):
         env.execute()
+
+
+_SHARED = [0]
+
+
+class _Bump:
+    def __call__(self, value: int) -> int:
+        _SHARED[0] += 1
+        return value
+
+
+def test_local_copies_share_module_globals_after_a_spark_run_shipped_the_module() -> None:
+    """A Spark run registers the job's own modules to travel by value; in-process copies of
+    their functions must still see the module's globals (a test's fake clock, a counter)."""
+    from fs_compat.datastream._adapters import copy_function
+    from fs_compat.spark._batch import ship_user_code
+
+    ship_user_code()
+    bump = copy_function(_Bump(), "step 'bump'")
+    before = _SHARED[0]
+    bump(1)
+    assert _SHARED[0] == before + 1
