@@ -789,13 +789,70 @@ def _check_extractor(extractor: Any) -> SessionWindowTimeGapExtractor:
     return extractor
 
 
-class EventTimeSessionWindows(MergingWindowAssigner[Any, TimeWindow]):
-    """Sessions by element timestamp: windows closer than ``session_gap`` ms merge."""
+class _SessionWindows(MergingWindowAssigner[Any, TimeWindow]):
+    """What the four session assigners share: a window ``[start, start + gap)`` per element,
+    merged when windows overlap; ``start`` is the element's timestamp (event time) or the
+    current processing time, ``gap`` fixed or extracted from the element."""
 
+    _event_time: bool
+
+    def _gap(self, element: Any) -> int:
+        raise NotImplementedError
+
+    def merge_windows(
+        self, windows: Iterable[TimeWindow], callback: MergingWindowAssigner.MergeCallback[TimeWindow]
+    ) -> None:
+        TimeWindow.merge_windows(windows, callback)
+
+    def assign_windows(
+        self, element: Any, timestamp: int, context: WindowAssigner.WindowAssignerContext
+    ) -> Collection[TimeWindow]:
+        if self._event_time:
+            if timestamp <= MIN_LONG_VALUE:
+                raise ValueError(_NO_TIMESTAMP)
+            start = timestamp
+        else:
+            start = context.get_current_processing_time()
+        return [TimeWindow(start, start + self._gap(element))]
+
+    def get_default_trigger(self, env: Any) -> Trigger[Any, TimeWindow]:
+        return EventTimeTrigger() if self._event_time else ProcessingTimeTrigger()
+
+    def get_window_serializer(self) -> TimeWindowSerializer:
+        return TimeWindowSerializer()
+
+    def is_event_time(self) -> bool:
+        return self._event_time
+
+
+class _FixedGapSessions(_SessionWindows):
     def __init__(self, session_gap: int) -> None:
         if session_gap <= 0:
-            raise ValueError("EventTimeSessionWindows parameters must satisfy 0 < size")
+            raise ValueError(f"{type(self).__name__} parameters must satisfy 0 < size")
         self._session_gap = session_gap
+
+    def _gap(self, element: Any) -> int:
+        return self._session_gap
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._session_gap})"
+
+
+class _DynamicGapSessions(_SessionWindows):
+    def __init__(self, session_window_time_gap_extractor: SessionWindowTimeGapExtractor) -> None:
+        self._session_window_time_gap_extractor = _check_extractor(session_window_time_gap_extractor)
+
+    def _gap(self, element: Any) -> int:
+        return _gap_of(self._session_window_time_gap_extractor, element)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._session_window_time_gap_extractor!r})"
+
+
+class EventTimeSessionWindows(_FixedGapSessions):
+    """Sessions by element timestamp: windows closer than ``session_gap`` ms merge."""
+
+    _event_time = True
 
     @staticmethod
     def with_gap(size: Any) -> EventTimeSessionWindows:
@@ -805,38 +862,11 @@ class EventTimeSessionWindows(MergingWindowAssigner[Any, TimeWindow]):
     def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> DynamicEventTimeSessionWindows:
         return DynamicEventTimeSessionWindows(extractor)
 
-    def merge_windows(
-        self, windows: Iterable[TimeWindow], callback: MergingWindowAssigner.MergeCallback[TimeWindow]
-    ) -> None:
-        TimeWindow.merge_windows(windows, callback)
 
-    def assign_windows(
-        self, element: Any, timestamp: int, context: WindowAssigner.WindowAssignerContext
-    ) -> Collection[TimeWindow]:
-        if timestamp <= MIN_LONG_VALUE:
-            raise ValueError(_NO_TIMESTAMP)
-        return [TimeWindow(timestamp, timestamp + self._session_gap)]
-
-    def get_default_trigger(self, env: Any) -> Trigger[Any, TimeWindow]:
-        return EventTimeTrigger()
-
-    def get_window_serializer(self) -> TimeWindowSerializer:
-        return TimeWindowSerializer()
-
-    def is_event_time(self) -> bool:
-        return True
-
-    def __repr__(self) -> str:
-        return f"EventTimeSessionWindows({self._session_gap})"
-
-
-class ProcessingTimeSessionWindows(MergingWindowAssigner[Any, TimeWindow]):
+class ProcessingTimeSessionWindows(_FixedGapSessions):
     """Sessions by processing time: windows closer than ``session_gap`` ms merge."""
 
-    def __init__(self, session_gap: int) -> None:
-        if session_gap <= 0:
-            raise ValueError("ProcessingTimeSessionWindows parameters must satisfy 0 < size")
-        self._session_gap = session_gap
+    _event_time = False
 
     @staticmethod
     def with_gap(size: Any) -> ProcessingTimeSessionWindows:
@@ -846,97 +876,25 @@ class ProcessingTimeSessionWindows(MergingWindowAssigner[Any, TimeWindow]):
     def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> DynamicProcessingTimeSessionWindows:
         return DynamicProcessingTimeSessionWindows(extractor)
 
-    def merge_windows(
-        self, windows: Iterable[TimeWindow], callback: MergingWindowAssigner.MergeCallback[TimeWindow]
-    ) -> None:
-        TimeWindow.merge_windows(windows, callback)
 
-    def assign_windows(
-        self, element: Any, timestamp: int, context: WindowAssigner.WindowAssignerContext
-    ) -> Collection[TimeWindow]:
-        now = context.get_current_processing_time()
-        return [TimeWindow(now, now + self._session_gap)]
-
-    def get_default_trigger(self, env: Any) -> Trigger[Any, TimeWindow]:
-        return ProcessingTimeTrigger()
-
-    def get_window_serializer(self) -> TimeWindowSerializer:
-        return TimeWindowSerializer()
-
-    def is_event_time(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return f"ProcessingTimeSessionWindows({self._session_gap})"
-
-
-class DynamicEventTimeSessionWindows(MergingWindowAssigner[Any, TimeWindow]):
+class DynamicEventTimeSessionWindows(_DynamicGapSessions):
     """Event-time sessions whose gap comes from each element (a SessionWindowTimeGapExtractor)."""
 
-    def __init__(self, session_window_time_gap_extractor: SessionWindowTimeGapExtractor) -> None:
-        self._session_window_time_gap_extractor = _check_extractor(session_window_time_gap_extractor)
+    _event_time = True
 
     @staticmethod
     def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> DynamicEventTimeSessionWindows:
         return DynamicEventTimeSessionWindows(extractor)
 
-    def merge_windows(
-        self, windows: Iterable[TimeWindow], callback: MergingWindowAssigner.MergeCallback[TimeWindow]
-    ) -> None:
-        TimeWindow.merge_windows(windows, callback)
 
-    def assign_windows(
-        self, element: Any, timestamp: int, context: WindowAssigner.WindowAssignerContext
-    ) -> Collection[TimeWindow]:
-        if timestamp <= MIN_LONG_VALUE:
-            raise ValueError(_NO_TIMESTAMP)
-        return [TimeWindow(timestamp, timestamp + _gap_of(self._session_window_time_gap_extractor, element))]
-
-    def get_default_trigger(self, env: Any) -> Trigger[Any, TimeWindow]:
-        return EventTimeTrigger()
-
-    def get_window_serializer(self) -> TimeWindowSerializer:
-        return TimeWindowSerializer()
-
-    def is_event_time(self) -> bool:
-        return True
-
-    def __repr__(self) -> str:
-        return f"DynamicEventTimeSessionWindows({self._session_window_time_gap_extractor!r})"
-
-
-class DynamicProcessingTimeSessionWindows(MergingWindowAssigner[Any, TimeWindow]):
+class DynamicProcessingTimeSessionWindows(_DynamicGapSessions):
     """Processing-time sessions whose gap comes from each element."""
 
-    def __init__(self, session_window_time_gap_extractor: SessionWindowTimeGapExtractor) -> None:
-        self._session_window_time_gap_extractor = _check_extractor(session_window_time_gap_extractor)
+    _event_time = False
 
     @staticmethod
     def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> DynamicProcessingTimeSessionWindows:
         return DynamicProcessingTimeSessionWindows(extractor)
-
-    def merge_windows(
-        self, windows: Iterable[TimeWindow], callback: MergingWindowAssigner.MergeCallback[TimeWindow]
-    ) -> None:
-        TimeWindow.merge_windows(windows, callback)
-
-    def assign_windows(
-        self, element: Any, timestamp: int, context: WindowAssigner.WindowAssignerContext
-    ) -> Collection[TimeWindow]:
-        now = context.get_current_processing_time()
-        return [TimeWindow(now, now + _gap_of(self._session_window_time_gap_extractor, element))]
-
-    def get_default_trigger(self, env: Any) -> Trigger[Any, TimeWindow]:
-        return ProcessingTimeTrigger()
-
-    def get_window_serializer(self) -> TimeWindowSerializer:
-        return TimeWindowSerializer()
-
-    def is_event_time(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return f"DynamicProcessingTimeSessionWindows({self._session_window_time_gap_extractor!r})"
 
 
 class GlobalWindows(WindowAssigner[Any, GlobalWindow]):

@@ -38,21 +38,12 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
-from ._convert import OutputColumns, RowReader
+from ._convert import OutputColumns, RowReader, dumps
 
 _FIELDS = (("tag", "string"), ("v", "binary"), ("ts", "long"), ("wm", "long"), ("ch", "int"), ("seq", "long"))
 _ROUTED = (*_FIELDS, ("inp", "int"), ("part", "int"))
 #: Arrow record batches leave a task at this many rows.
 _BATCH_ROWS = 8192
-
-
-def dumps(value: Any) -> bytes:
-    """Values cross process boundaries pickled; cloudpickle only where pickle cannot (a class
-    defined in a function, a lambda)."""
-    try:
-        return pickle.dumps(value, protocol=5)
-    except Exception:
-        return cloudpickle.dumps(value, protocol=5)  # type: ignore[no-any-return]
 
 
 def _schema(fields: Sequence[tuple[str, str]]) -> Any:
