@@ -35,6 +35,7 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/state_ops.py
 	$(PY) bench/w1.py
+	$(PY) bench/w1_stream.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

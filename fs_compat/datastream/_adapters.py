@@ -93,6 +93,10 @@ class FunctionOperator(Operator):
         result = self.handler(self.fn, value, self.ctx, runtime.input_index)  # type: ignore[arg-type]
         if self._plain:
             return () if result is None else result
+        if not self.side_outputs and result is not None:
+            conform = self.conform
+            assert conform is not None
+            return [conform(o) for o in result]
         return self._out(result)
 
     def on_timer(self, timestamp: int, runtime: OperatorRuntime) -> Iterable[Any]:

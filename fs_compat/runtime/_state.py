@@ -579,6 +579,10 @@ class KeyedStateBackend:
     ``namespace`` is empty, except for states got with ``get_state(spec, namespaced=True)``, which
     use ``current_namespace`` (windows: the encoded window). ``get_state(spec)`` returns a view bound
     to the current key, set with ``set_current_key``. ``clock`` is the processing-time clock for TTL.
+
+    Per-key value, reducing and aggregating states without TTL keep their values as objects (see
+    ``_HeapCell``) and write them into their store on ``flush()``, which snapshots call first: read
+    ``stores`` directly only after a ``flush()``.
     """
 
     def __init__(

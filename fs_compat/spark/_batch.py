@@ -125,6 +125,7 @@ def _route(
         import pyarrow as pa
 
         schema = _arrow_schema(_ROUTED)
+        types = [field.type for field in _arrow_schema(_FIELDS)]
         for batch in batches:
             parts = subtasks(batch)
             if p > 1 and -1 in parts:  # watermarks and broadcast records go to every subtask
@@ -139,6 +140,7 @@ def _route(
             elif p == 1:
                 parts = [0] * len(parts)
             columns = [batch.column(name) for name, _ in _FIELDS]
+            columns = [c if c.type == t else c.cast(t) for c, t in zip(columns, types, strict=True)]
             inp = pa.array([edge_index] * batch.num_rows, pa.int32())
             yield pa.RecordBatch.from_arrays([*columns, inp, pa.array(parts, pa.int32())], schema=schema)
 
