@@ -339,23 +339,68 @@ def _fire_time_descriptor() -> ReducingStateDescriptor[int]:
     return ReducingStateDescriptor("fire-time", min, Types.LONG())
 
 
-class ContinuousEventTimeTrigger(Trigger[Any, TimeWindow]):
-    """Fires every ``interval`` ms of event time (by watermark), and at the end of the window."""
+class _ContinuousTrigger(Trigger[Any, TimeWindow]):
+    """What the two continuous triggers share: the next fire time in a ``min``-reducing state,
+    a timer of their time domain for it, rescheduled every ``interval`` ms when it fires."""
+
+    _event_time: bool
 
     def __init__(self, interval: int) -> None:
         if interval <= 0:
-            raise ValueError(f"ContinuousEventTimeTrigger interval must be > 0, got {interval}")
+            raise ValueError(f"{type(self).__name__} interval must be > 0, got {interval}")
         self.interval = interval
         self.state_desc = _fire_time_descriptor()
 
-    @staticmethod
-    def of(interval: Any) -> ContinuousEventTimeTrigger:
-        return ContinuousEventTimeTrigger(_millis("interval", interval))
+    def _register(self, ctx: Trigger.TriggerContext, time: int) -> None:
+        if self._event_time:
+            ctx.register_event_time_timer(time)
+        else:
+            ctx.register_processing_time_timer(time)
 
     def _schedule(self, time: int, window: TimeWindow, ctx: Trigger.TriggerContext, state: Any) -> None:
         next_fire = min(time + self.interval, window.max_timestamp())
         state.add(next_fire)
-        ctx.register_event_time_timer(next_fire)
+        self._register(ctx, next_fire)
+
+    def _on_timer(self, time: int, window: TimeWindow, ctx: Trigger.TriggerContext) -> TriggerResult:
+        state = ctx.get_partitioned_state(self.state_desc)
+        if state.get() == time:
+            state.clear()
+            self._schedule(time, window, ctx, state)
+            return TriggerResult.FIRE
+        return TriggerResult.CONTINUE
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: TimeWindow, ctx: Trigger.OnMergeContext) -> None:
+        ctx.merge_partitioned_state(self.state_desc)
+        next_fire = ctx.get_partitioned_state(self.state_desc).get()
+        if next_fire is not None:
+            self._register(ctx, next_fire)
+
+    def clear(self, window: TimeWindow, ctx: Trigger.TriggerContext) -> None:
+        state = ctx.get_partitioned_state(self.state_desc)
+        next_fire = state.get()
+        if next_fire is not None:
+            if self._event_time:
+                ctx.delete_event_time_timer(next_fire)
+            else:
+                ctx.delete_processing_time_timer(next_fire)
+            state.clear()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.interval})"
+
+
+class ContinuousEventTimeTrigger(_ContinuousTrigger):
+    """Fires every ``interval`` ms of event time (by watermark), and at the end of the window."""
+
+    _event_time = True
+
+    @staticmethod
+    def of(interval: Any) -> ContinuousEventTimeTrigger:
+        return ContinuousEventTimeTrigger(_millis("interval", interval))
 
     def on_element(
         self, element: Any, timestamp: int, window: TimeWindow, ctx: Trigger.TriggerContext
@@ -374,50 +419,17 @@ class ContinuousEventTimeTrigger(Trigger[Any, TimeWindow]):
     def on_event_time(self, time: int, window: TimeWindow, ctx: Trigger.TriggerContext) -> TriggerResult:
         if time == window.max_timestamp():
             return TriggerResult.FIRE
-        state = ctx.get_partitioned_state(self.state_desc)
-        if state.get() == time:
-            state.clear()
-            self._schedule(time, window, ctx, state)
-            return TriggerResult.FIRE
-        return TriggerResult.CONTINUE
-
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: TimeWindow, ctx: Trigger.OnMergeContext) -> None:
-        ctx.merge_partitioned_state(self.state_desc)
-        next_fire = ctx.get_partitioned_state(self.state_desc).get()
-        if next_fire is not None:
-            ctx.register_event_time_timer(next_fire)
-
-    def clear(self, window: TimeWindow, ctx: Trigger.TriggerContext) -> None:
-        state = ctx.get_partitioned_state(self.state_desc)
-        next_fire = state.get()
-        if next_fire is not None:
-            ctx.delete_event_time_timer(next_fire)
-            state.clear()
-
-    def __repr__(self) -> str:
-        return f"ContinuousEventTimeTrigger({self.interval})"
+        return self._on_timer(time, window, ctx)
 
 
-class ContinuousProcessingTimeTrigger(Trigger[Any, TimeWindow]):
+class ContinuousProcessingTimeTrigger(_ContinuousTrigger):
     """Fires every ``interval`` ms of processing time."""
 
-    def __init__(self, interval: int) -> None:
-        if interval <= 0:
-            raise ValueError(f"ContinuousProcessingTimeTrigger interval must be > 0, got {interval}")
-        self.interval = interval
-        self.state_desc = _fire_time_descriptor()
+    _event_time = False
 
     @staticmethod
     def of(interval: Any) -> ContinuousProcessingTimeTrigger:
         return ContinuousProcessingTimeTrigger(_millis("interval", interval))
-
-    def _schedule(self, time: int, window: TimeWindow, ctx: Trigger.TriggerContext, state: Any) -> None:
-        next_fire = min(time + self.interval, window.max_timestamp())
-        state.add(next_fire)
-        ctx.register_processing_time_timer(next_fire)
 
     def on_element(
         self, element: Any, timestamp: int, window: TimeWindow, ctx: Trigger.TriggerContext
@@ -429,34 +441,10 @@ class ContinuousProcessingTimeTrigger(Trigger[Any, TimeWindow]):
         return TriggerResult.CONTINUE
 
     def on_processing_time(self, time: int, window: TimeWindow, ctx: Trigger.TriggerContext) -> TriggerResult:
-        state = ctx.get_partitioned_state(self.state_desc)
-        if state.get() == time:
-            state.clear()
-            self._schedule(time, window, ctx, state)
-            return TriggerResult.FIRE
-        return TriggerResult.CONTINUE
+        return self._on_timer(time, window, ctx)
 
     def on_event_time(self, time: int, window: TimeWindow, ctx: Trigger.TriggerContext) -> TriggerResult:
         return TriggerResult.CONTINUE
-
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: TimeWindow, ctx: Trigger.OnMergeContext) -> None:
-        ctx.merge_partitioned_state(self.state_desc)
-        next_fire = ctx.get_partitioned_state(self.state_desc).get()
-        if next_fire is not None:
-            ctx.register_processing_time_timer(next_fire)
-
-    def clear(self, window: TimeWindow, ctx: Trigger.TriggerContext) -> None:
-        state = ctx.get_partitioned_state(self.state_desc)
-        next_fire = state.get()
-        if next_fire is not None:
-            ctx.delete_processing_time_timer(next_fire)
-            state.clear()
-
-    def __repr__(self) -> str:
-        return f"ContinuousProcessingTimeTrigger({self.interval})"
 
 
 class PurgingTrigger(Trigger[T, Window]):
