@@ -1,9 +1,6 @@
-"""A few of the ported PyFlink window tests again, on the Spark target: the same test bodies with
-``execution.target`` set to ``spark``; results must be identical to the in-process target's. The
-subset is small on purpose (each Spark job takes seconds): tumbling windows with a process
-function, count windows, merging session windows with an aggregate and a window function, late
-data to a side output, and window_all. Then one streaming query whose open windows survive a
-restart from its checkpoint."""
+"""The ported PyFlink window tests again, all of them, on the Spark target: the same test bodies
+with ``execution.target`` set to ``spark``; results must be identical to the in-process
+target's. Then one streaming query whose open windows survive a restart from its checkpoint."""
 
 from __future__ import annotations
 
@@ -25,25 +22,11 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 _SPARK = Configuration().set_string("execution.target", "spark")
 
-_ON_SPARK = {
-    "test_event_time_tumbling_window",
-    "test_count_tumbling_window",
-    "test_window_aggregate_process",
-    "test_side_output_late_data",
-    "test_event_time_tumbling_window_all",
-}
-
-
 class SparkWindowTests(ported.WindowTests, PyFlinkStreamingTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
         cls.env.configure(_SPARK)
-
-
-for _name in dir(ported.WindowTests):
-    if _name.startswith("test_") and _name not in _ON_SPARK:
-        setattr(SparkWindowTests, _name, None)
 
 
 # Windows on a streaming DataFrame, across a restart from the checkpoint. -------------------------
