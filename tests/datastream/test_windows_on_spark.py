@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 _SPARK = Configuration().set_string("execution.target", "spark")
 
+
 class SparkWindowTests(ported.WindowTests, PyFlinkStreamingTestCase):
     @classmethod
     def setUpClass(cls) -> None:
