@@ -609,159 +609,112 @@ class SessionWindowTimeGapExtractor(abc.ABC):
     def extract(self, element: Any) -> int: ...
 
 
-class TumblingEventTimeWindows(WindowAssigner[Any, TimeWindow]):
-    """Non-overlapping windows of ``size`` ms by element timestamp, shifted by ``offset``."""
+class _TimeWindows(WindowAssigner[Any, TimeWindow]):
+    """What the time-window assigners share: ``_time`` is the element's timestamp (event
+    time; an element without one is an error) or the current processing time, and the default
+    trigger, serializer and ``is_event_time`` follow the time domain."""
 
-    def __init__(self, size: int, offset: int) -> None:
-        if size <= 0 or abs(offset) >= size:
-            raise ValueError("TumblingEventTimeWindows parameters must satisfy abs(offset) < size")
-        self._size = size
-        self._offset = offset
+    _event_time: bool
 
-    @staticmethod
-    def of(size: Any, offset: Any = None) -> TumblingEventTimeWindows:
-        return TumblingEventTimeWindows(
-            _millis("size", size), 0 if offset is None else _millis("offset", offset)
-        )
-
-    def assign_windows(
-        self, element: Any, timestamp: int, context: WindowAssigner.WindowAssignerContext
-    ) -> Collection[TimeWindow]:
+    def _time(self, timestamp: int, context: WindowAssigner.WindowAssignerContext) -> int:
+        if not self._event_time:
+            return context.get_current_processing_time()
         if timestamp <= MIN_LONG_VALUE:
             raise ValueError(_NO_TIMESTAMP)
-        start = TimeWindow.get_window_start_with_offset(timestamp, self._offset, self._size)
-        return [TimeWindow(start, start + self._size)]
+        return timestamp
 
     def get_default_trigger(self, env: Any) -> Trigger[Any, TimeWindow]:
-        return EventTimeTrigger()
+        return EventTimeTrigger() if self._event_time else ProcessingTimeTrigger()
 
     def get_window_serializer(self) -> TimeWindowSerializer:
         return TimeWindowSerializer()
 
     def is_event_time(self) -> bool:
-        return True
-
-    def __repr__(self) -> str:
-        return f"TumblingEventTimeWindows({self._size}, {self._offset})"
+        return self._event_time
 
 
-class TumblingProcessingTimeWindows(WindowAssigner[Any, TimeWindow]):
-    """Non-overlapping windows of ``size`` ms by processing time, shifted by ``offset``."""
+_Tumbling = TypeVar("_Tumbling", bound="_TumblingWindows")
+_Sliding = TypeVar("_Sliding", bound="_SlidingWindows")
 
+
+class _TumblingWindows(_TimeWindows):
     def __init__(self, size: int, offset: int) -> None:
         if size <= 0 or abs(offset) >= size:
-            raise ValueError("TumblingProcessingTimeWindows parameters must satisfy abs(offset) < size")
+            raise ValueError(f"{type(self).__name__} parameters must satisfy abs(offset) < size")
         self._size = size
         self._offset = offset
 
-    @staticmethod
-    def of(size: Any, offset: Any = None) -> TumblingProcessingTimeWindows:
-        return TumblingProcessingTimeWindows(
-            _millis("size", size), 0 if offset is None else _millis("offset", offset)
+    @classmethod
+    def of(cls: type[_Tumbling], size: Any, offset: Any = None) -> _Tumbling:
+        return cls(_millis("size", size), 0 if offset is None else _millis("offset", offset))
+
+    def assign_windows(
+        self, element: Any, timestamp: int, context: WindowAssigner.WindowAssignerContext
+    ) -> Collection[TimeWindow]:
+        start = TimeWindow.get_window_start_with_offset(
+            self._time(timestamp, context), self._offset, self._size
+        )
+        return [TimeWindow(start, start + self._size)]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._size}, {self._offset})"
+
+
+class TumblingEventTimeWindows(_TumblingWindows):
+    """Non-overlapping windows of ``size`` ms by element timestamp, shifted by ``offset``."""
+
+    _event_time = True
+
+
+class TumblingProcessingTimeWindows(_TumblingWindows):
+    """Non-overlapping windows of ``size`` ms by processing time, shifted by ``offset``."""
+
+    _event_time = False
+
+
+class _SlidingWindows(_TimeWindows):
+    def __init__(self, size: int, slide: int, offset: int) -> None:
+        if slide <= 0 or abs(offset) >= slide or size <= 0:
+            raise ValueError(
+                f"{type(self).__name__} parameters must satisfy abs(offset) < slide and size > 0"
+            )
+        self._size = size
+        self._slide = slide
+        self._offset = offset
+
+    @classmethod
+    def of(cls: type[_Sliding], size: Any, slide: Any, offset: Any = None) -> _Sliding:
+        return cls(
+            _millis("size", size),
+            _millis("slide", slide),
+            0 if offset is None else _millis("offset", offset),
         )
 
     def assign_windows(
         self, element: Any, timestamp: int, context: WindowAssigner.WindowAssignerContext
     ) -> Collection[TimeWindow]:
-        now = context.get_current_processing_time()
-        start = TimeWindow.get_window_start_with_offset(now, self._offset, self._size)
-        return [TimeWindow(start, start + self._size)]
-
-    def get_default_trigger(self, env: Any) -> Trigger[Any, TimeWindow]:
-        return ProcessingTimeTrigger()
-
-    def get_window_serializer(self) -> TimeWindowSerializer:
-        return TimeWindowSerializer()
-
-    def is_event_time(self) -> bool:
-        return False
+        time = self._time(timestamp, context)
+        last_start = TimeWindow.get_window_start_with_offset(time, self._offset, self._slide)
+        return [
+            TimeWindow(start, start + self._size)
+            for start in range(last_start, time - self._size, -self._slide)
+        ]
 
     def __repr__(self) -> str:
-        return f"TumblingProcessingTimeWindows({self._size}, {self._offset})"
+        return f"{type(self).__name__}({self._size}, {self._slide}, {self._offset})"
 
 
-def _sliding(timestamp: int, size: int, slide: int, offset: int) -> list[TimeWindow]:
-    last_start = TimeWindow.get_window_start_with_offset(timestamp, offset, slide)
-    return [TimeWindow(start, start + size) for start in range(last_start, timestamp - size, -slide)]
-
-
-class SlidingEventTimeWindows(WindowAssigner[Any, TimeWindow]):
+class SlidingEventTimeWindows(_SlidingWindows):
     """Windows of ``size`` ms every ``slide`` ms by element timestamp (they overlap when
     ``slide < size``)."""
 
-    def __init__(self, size: int, slide: int, offset: int) -> None:
-        if slide <= 0 or abs(offset) >= slide or size <= 0:
-            raise ValueError(
-                "SlidingEventTimeWindows parameters must satisfy abs(offset) < slide and size > 0"
-            )
-        self._size = size
-        self._slide = slide
-        self._offset = offset
-
-    @staticmethod
-    def of(size: Any, slide: Any, offset: Any = None) -> SlidingEventTimeWindows:
-        return SlidingEventTimeWindows(
-            _millis("size", size),
-            _millis("slide", slide),
-            0 if offset is None else _millis("offset", offset),
-        )
-
-    def assign_windows(
-        self, element: Any, timestamp: int, context: WindowAssigner.WindowAssignerContext
-    ) -> Collection[TimeWindow]:
-        if timestamp <= MIN_LONG_VALUE:
-            raise ValueError(_NO_TIMESTAMP)
-        return _sliding(timestamp, self._size, self._slide, self._offset)
-
-    def get_default_trigger(self, env: Any) -> Trigger[Any, TimeWindow]:
-        return EventTimeTrigger()
-
-    def get_window_serializer(self) -> TimeWindowSerializer:
-        return TimeWindowSerializer()
-
-    def is_event_time(self) -> bool:
-        return True
-
-    def __repr__(self) -> str:
-        return f"SlidingEventTimeWindows({self._size}, {self._slide}, {self._offset})"
+    _event_time = True
 
 
-class SlidingProcessingTimeWindows(WindowAssigner[Any, TimeWindow]):
+class SlidingProcessingTimeWindows(_SlidingWindows):
     """Windows of ``size`` ms every ``slide`` ms by processing time."""
 
-    def __init__(self, size: int, slide: int, offset: int) -> None:
-        if slide <= 0 or abs(offset) >= slide or size <= 0:
-            raise ValueError(
-                "SlidingProcessingTimeWindows parameters must satisfy abs(offset) < slide and size > 0"
-            )
-        self._size = size
-        self._slide = slide
-        self._offset = offset
-
-    @staticmethod
-    def of(size: Any, slide: Any, offset: Any = None) -> SlidingProcessingTimeWindows:
-        return SlidingProcessingTimeWindows(
-            _millis("size", size),
-            _millis("slide", slide),
-            0 if offset is None else _millis("offset", offset),
-        )
-
-    def assign_windows(
-        self, element: Any, timestamp: int, context: WindowAssigner.WindowAssignerContext
-    ) -> Collection[TimeWindow]:
-        return _sliding(context.get_current_processing_time(), self._size, self._slide, self._offset)
-
-    def get_default_trigger(self, env: Any) -> Trigger[Any, TimeWindow]:
-        return ProcessingTimeTrigger()
-
-    def get_window_serializer(self) -> TimeWindowSerializer:
-        return TimeWindowSerializer()
-
-    def is_event_time(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return f"SlidingProcessingTimeWindows({self._size}, {self._slide}, {self._offset})"
+    _event_time = False
 
 
 def _gap_of(extractor: SessionWindowTimeGapExtractor, element: Any) -> int:
@@ -777,12 +730,10 @@ def _check_extractor(extractor: Any) -> SessionWindowTimeGapExtractor:
     return extractor
 
 
-class _SessionWindows(MergingWindowAssigner[Any, TimeWindow]):
+class _SessionWindows(_TimeWindows, MergingWindowAssigner[Any, TimeWindow]):
     """What the four session assigners share: a window ``[start, start + gap)`` per element,
     merged when windows overlap; ``start`` is the element's timestamp (event time) or the
     current processing time, ``gap`` fixed or extracted from the element."""
-
-    _event_time: bool
 
     def _gap(self, element: Any) -> int:
         raise NotImplementedError
@@ -795,22 +746,8 @@ class _SessionWindows(MergingWindowAssigner[Any, TimeWindow]):
     def assign_windows(
         self, element: Any, timestamp: int, context: WindowAssigner.WindowAssignerContext
     ) -> Collection[TimeWindow]:
-        if self._event_time:
-            if timestamp <= MIN_LONG_VALUE:
-                raise ValueError(_NO_TIMESTAMP)
-            start = timestamp
-        else:
-            start = context.get_current_processing_time()
+        start = self._time(timestamp, context)
         return [TimeWindow(start, start + self._gap(element))]
-
-    def get_default_trigger(self, env: Any) -> Trigger[Any, TimeWindow]:
-        return EventTimeTrigger() if self._event_time else ProcessingTimeTrigger()
-
-    def get_window_serializer(self) -> TimeWindowSerializer:
-        return TimeWindowSerializer()
-
-    def is_event_time(self) -> bool:
-        return self._event_time
 
 
 class _FixedGapSessions(_SessionWindows):
