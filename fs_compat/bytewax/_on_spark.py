@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -14,16 +15,18 @@ import attrs
 
 from fs_compat.common import Row, TypeInformation
 from fs_compat.runtime import (
+    Edge,
     ExternalSourceNode,
     LocalConfig,
     Node,
+    OperatorNode,
     SinkNode,
     SourceNode,
     StepError,
     upstream_of,
 )
 
-from ._ops import user_error
+from ._ops import InspectDebugOperator, PassThroughOperator, user_error
 from .dataflow import Dataflow, Stream
 from .errors import BytewaxRuntimeError
 from .inputs import (
@@ -165,9 +168,21 @@ def _source_node(node: SourceNode, source: Any) -> SourceNode:
     raise TypeError("source must subclass `fs_compat.bytewax.inputs.Source`")
 
 
-def _clone(flow: Dataflow, targets: Sequence[Node]) -> dict[int, Node]:
+def _inspector_of(node: Node) -> Any:
+    """The inspector of an ``inspect`` / ``inspect_debug`` step, else None."""
+    if not isinstance(node, OperatorNode):
+        return None
+    factory = node.operator_factory
+    if isinstance(factory, functools.partial) and factory.func is InspectDebugOperator:
+        return factory.func(*factory.args, **factory.keywords)
+    return None
+
+
+def _clone(flow: Dataflow, targets: Sequence[Node], taps: list[_InspectTap] | None = None) -> dict[int, Node]:
     """The steps ``targets`` depend on, copied for one Spark run: sources as Spark reads them,
-    the flow's own nodes untouched (a flow can run again, on any target)."""
+    the flow's own nodes untouched (a flow can run again, on any target). With ``taps``, each
+    ``inspect`` step becomes a pass-through plus a tap whose items reach the driver, where its
+    inspector is called (``run_main``: inspectors see the items in this process, as in Bytewax)."""
     plan = flow._plan
     new: dict[int, Node] = {}
     for node in upstream_of(targets):
@@ -177,8 +192,36 @@ def _clone(flow: Dataflow, targets: Sequence[Node]) -> dict[int, Node]:
             continue
         else:
             edges = [attrs.evolve(e, source=new[e.source.id]) for e in node.inputs]
-            new[node.id] = attrs.evolve(node, inputs=edges)
+            inspector = _inspector_of(node) if taps is not None else None
+            if inspector is None or not isinstance(node, OperatorNode):
+                new[node.id] = attrs.evolve(node, inputs=edges)
+                continue
+            copy = attrs.evolve(node, inputs=edges, operator_factory=PassThroughOperator)
+            new[node.id] = copy
+            assert taps is not None
+            taps.append(_InspectTap(copy, inspector))
     return new
+
+
+class _InspectTap:
+    """An ``inspect`` step under ``run_main`` on Spark: the step passes items through on Spark,
+    its items are collected here and the inspector is called on them after the job, in order."""
+
+    def __init__(self, node: Node, operator: InspectDebugOperator) -> None:
+        self.node = node
+        self.operator = operator
+        self.values: list[Any] = []
+
+    def sink(self) -> SinkNode:
+        return SinkNode(f"{self.node.name}.tap", [Edge(self.node)], consume=self.values.append)
+
+    def call(self) -> None:
+        op = self.operator
+        for value in self.values:
+            try:
+                op.inspector(op.step_id, value, 1, 0)
+            except Exception as exc:
+                raise user_error(f"error calling inspector in step {op.step_id}", exc) from exc
 
 
 def _spark_for(nodes: Iterable[Node]) -> Any:
@@ -311,7 +354,8 @@ def run_main(
         )
     plan = flow._plan
     sinks = [n for n in plan.nodes if isinstance(n, SinkNode)]
-    nodes = _clone(flow, sinks)
+    taps: list[_InspectTap] = []
+    nodes = _clone(flow, sinks, taps)
     streaming = [n.name for n in nodes.values() if isinstance(n, ExternalSourceNode) and n.unbounded]
     if streaming:
         raise NotImplementedError(
@@ -325,6 +369,7 @@ def run_main(
         edges = [attrs.evolve(e, source=nodes[e.source.id]) for e in sink.inputs]
         spark_sinks.append(SinkNode(sink.name, edges, consume=writer.values.append))
         writers.append(writer)
+    spark_sinks += [tap.sink() for tap in taps]
     config = LocalConfig(parallelism=1)  # one worker, as run_main: outputs in in-process order
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
@@ -337,6 +382,8 @@ def run_main(
         if error is exc:
             raise
         raise error from exc
+    for tap in taps:
+        tap.call()
     for writer in writers:
         writer.write()
 

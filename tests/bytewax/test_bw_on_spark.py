@@ -42,6 +42,8 @@ ON_SPARK = [
     ("test_bw_collect", "test_collect"),
     ("test_bw_join", "test_join_running"),
     ("test_bw_join", "test_join_product_final"),
+    ("test_bw_operators", "test_inspect"),
+    ("test_bw_operators", "test_inspect_debug"),
     ("test_bw_operators", "test_branch"),
     ("test_bw_operators", "test_branch_raises_on_non_bool_key"),
     ("test_bw_operators", "test_count_final"),
@@ -54,6 +56,7 @@ ON_SPARK = [
     ("test_bw_operators", "test_stateful_requires_str_keys"),
     ("test_bw_windowing_count_window", "test_count_window"),
     ("test_bw_windowing_collect_window", "test_collect_window"),
+    ("test_bw_windowing_join_window", "test_join_window_running"),
 ]
 
 
