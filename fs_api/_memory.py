@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+from typing import Any
 
 from ._keys import ComplexKey, check_part
 from ._store import KvIterator, KvStore, ListKvIterator
@@ -49,7 +50,7 @@ class MemoryKvStore(KvStore):
 
     def __init__(self) -> None:
         self._plain: dict[bytes, bytes] = {}
-        self._complex: dict[_Prefix, dict[bytes, bytes]] = {}
+        self._complex: dict[_Prefix, dict[bytes, bytes | bytearray]] = {}
 
     # Plain keyspace.
     def put_state(self, key: bytes, value: bytes) -> None:
@@ -79,7 +80,8 @@ class MemoryKvStore(KvStore):
         uk = _user_key(key)
         if entries is None:
             return None
-        return entries.get(uk)
+        value = entries.get(uk)
+        return None if value is None else _frozen(value)
 
     def delete(self, key: ComplexKey) -> None:
         prefix = _checked(key.key_group, key.key, key.namespace)
@@ -96,7 +98,13 @@ class MemoryKvStore(KvStore):
         entries = self._complex.get(prefix)
         if entries is None:
             entries = self._complex[prefix] = {}
-        entries[uk] = entries.get(uk, b"") + data
+        old = entries.get(uk)
+        if old is None:
+            entries[uk] = data
+        elif type(old) is bytearray:
+            old += data  # appends in place: n merges cost O(total size), not O(n * size)
+        else:
+            entries[uk] = bytearray(old) + data
 
     def delete_prefix(self, key: ComplexKey) -> None:
         self._complex.pop(_checked(key.key_group, key.key, key.namespace), None)
@@ -120,7 +128,7 @@ class MemoryKvStore(KvStore):
         entries = self._complex.get(_checked(key_group, key, namespace))
         if not entries:
             return ListKvIterator(())
-        return ListKvIterator(sorted(entries.items()))
+        return ListKvIterator(sorted((uk, _frozen(v)) for uk, v in entries.items()))
 
     def complex_items(self, key_group: bytes | None = None) -> list[tuple[ComplexKey, bytes]]:
         """Every entry of the complex keyspace (of one ``key_group`` when given), unordered: what a
@@ -135,7 +143,7 @@ class MemoryKvStore(KvStore):
         """
         kg = None if key_group is None else check_part("key_group", key_group)
         return [
-            (ComplexKey(prefix[0], prefix[1], prefix[2], uk), value)
+            (ComplexKey(prefix[0], prefix[1], prefix[2], uk), _frozen(value))
             for prefix, entries in self._complex.items()
             if kg is None or prefix[0] == kg
             for uk, value in entries.items()
@@ -146,13 +154,18 @@ class MemoryKvStore(KvStore):
         return len(self._plain) + sum(len(e) for e in self._complex.values())
 
 
+def _frozen(value: bytes | bytearray) -> bytes:
+    """A stored value as ``bytes``: merged values grow in place as a ``bytearray``."""
+    return bytes(value) if type(value) is bytearray else value  # type: ignore[return-value]
+
+
 def _plain_key(key: object) -> bytes:
     if type(key) is bytes:
         return key
     return bytes(check_part("state key", key))
 
 
-def _in_range(entries: dict[bytes, bytes], start: bytes, end: bytes) -> list[bytes]:
+def _in_range(entries: dict[bytes, Any], start: bytes, end: bytes) -> list[bytes]:
     keys = sorted(entries)
     lo = bisect.bisect_left(keys, start)
     hi = bisect.bisect_left(keys, end)
