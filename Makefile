@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(PY) bench/state_ops.py
 	$(PY) bench/w1.py
 	$(PY) bench/w1_stream.py
+	$(PY) bench/state_scale.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
