@@ -145,7 +145,7 @@ class TestingSource(_FixedPartitionedSource[_X, int]):
 
         for_duration: timedelta
 
-    def __init__(self, ib: Iterable[Any], batch_size: int = 1) -> None:
+    def __init__(self, ib: Iterable[_X | EOF | ABORT | PAUSE], batch_size: int = 1) -> None:
         self._ib = ib
         self._batch_size = batch_size
 

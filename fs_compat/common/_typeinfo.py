@@ -9,7 +9,9 @@ import datetime
 from collections.abc import Sequence
 from decimal import Decimal
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, cast
+
+from typing_extensions import TypeVar
 
 from fs_api_advanced import BoolCodec, BytesCodec, Codec, FloatCodec, IntCodec, PickleCodec, StringCodec
 
@@ -30,10 +32,10 @@ from ._time import Instant
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
-T = TypeVar("T")
-T_co = TypeVar("T_co", covariant=True)
-K = TypeVar("K")
-V = TypeVar("V")
+T = TypeVar("T", default=Any)
+T_co = TypeVar("T_co", covariant=True, default=Any)
+K = TypeVar("K", default=Any)
+V = TypeVar("V", default=Any)
 
 
 class TypeInformation(abc.ABC, Generic[T_co]):

@@ -17,6 +17,7 @@ from fs_compat.runtime import (
     StateKind,
     StateSpec,
 )
+from fs_compat.runtime._errors import unpicklable_message
 
 from ._functions import BroadcastStates, Function, RuntimeContext, _Ctx
 from .output_tag import OutputTag
@@ -39,7 +40,7 @@ def copy_function(fn: Any, what: str) -> Any:
     try:
         return cloudpickle.loads(cloudpickle.dumps(fn))
     except Exception as exc:
-        raise TypeError(f"{what}: the function {fn!r} cannot be pickled: {exc}") from exc
+        raise TypeError(unpicklable_message(f"{what}: the function", fn, cloudpickle.dumps)) from exc
 
 
 def _outputs(result: Any, side_outputs: bool) -> Iterable[Any]:

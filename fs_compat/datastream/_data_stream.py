@@ -3,16 +3,22 @@ PyFlink's names over the runtime's logical plan."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic
+
+import attrs
+from typing_extensions import TypeVar
 
 from fs_compat.runtime import (
     Edge,
     ExternalSourceNode,
+    JobSummary,
     LocalConfig,
     Node,
     OperatorNode,
@@ -20,9 +26,11 @@ from fs_compat.runtime import (
     SinkNode,
     SourceNode,
     TimestampNode,
-    run_local,
+    publish,
+    run_local_summarized,
     upstream_of,
 )
+from fs_compat.runtime._errors import describe_callable
 
 from ._adapters import FunctionOperator, ReduceOperator, copy_function
 from ._format import java_str
@@ -51,12 +59,35 @@ if TYPE_CHECKING:
     from ._window import WindowAssigner
     from ._window_stream import AllWindowedStream, WindowedStream
 
-T = TypeVar("T")
+T = TypeVar("T", default=Any)
 
 TARGET_KEY = "execution.target"
 TARGET_ENV = "FS_COMPAT_TARGET"
 #: Where jobs run when neither ``execution.target`` nor ``FS_COMPAT_TARGET`` says.
 DEFAULT_TARGET = "spark"
+
+#: Settings every new environment starts with (``default_settings``).
+_default_settings: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def default_settings(settings: Mapping[str, str]) -> Iterator[None]:
+    """fs-compat extension: every StreamExecutionEnvironment created inside the block starts as
+    if configured with ``settings`` (Configuration keys: ``execution.target``,
+    ``parallelism.default``, ``spark.*`` ...); its own ``configure`` calls override them. This is
+    how ``fs-compat run --conf key=value`` reaches a job, as ``flink run -D`` does in Flink.
+
+    >>> with default_settings({"parallelism.default": "3"}):
+    ...     StreamExecutionEnvironment.get_execution_environment().get_parallelism()
+    3
+    """
+    saved = dict(_default_settings)
+    _default_settings.update(settings)
+    try:
+        yield
+    finally:
+        _default_settings.clear()
+        _default_settings.update(saved)
 
 
 class RuntimeExecutionMode(enum.Enum):
@@ -222,7 +253,13 @@ class DataStream(Generic[T]):
                 conform=conform,
             )
 
-        node = OperatorNode(name, [self._edge(), *extra], operator_factory=factory, keyed=keyed)
+        node = OperatorNode(
+            name,
+            [self._edge(), *extra],
+            operator_factory=factory,
+            keyed=keyed,
+            function=describe_callable(fn),
+        )
         return DataStream(self._env, node, output_type)
 
     # PyFlink's DataStream API.
@@ -234,6 +271,8 @@ class DataStream(Generic[T]):
         return self
 
     def uid(self, uid: str) -> DataStream[T]:
+        """The step's id; here it only labels the step in the job summary."""
+        self._node.uid = uid
         return self
 
     def set_uid_hash(self, uid_hash: str) -> DataStream[T]:
@@ -369,7 +408,7 @@ class DataStream(Generic[T]):
         ``limit`` values when ``limit`` is given."""
         results: list[Any] = []
         sink = SinkNode("Collect", [self._edge()], consume=results.append)
-        self._env._run([*self._env._take_sinks(), sink])
+        self._env._run([*self._env._take_sinks(), sink], job_execution_name or "collect")
         if limit is not None:
             return results[:limit]
         return CloseableIterator(iter(results))
@@ -431,6 +470,9 @@ class KeyedStream(DataStream[T]):
 
     def _keyed(self) -> bool:
         return True
+
+    def uid(self, uid: str) -> DataStream[T]:
+        return self  # key_by is no step of its own here
 
     def execute_and_collect(self, job_execution_name: str | None = None, limit: int | None = None) -> Any:
         """As PyFlink: a KeyedStream collects as ``Row(f0=key, f1=value)``."""
@@ -673,6 +715,7 @@ class DataStreamSink:
         return self
 
     def uid(self, uid: str) -> DataStreamSink:
+        self._node.uid = uid
         return self
 
     def set_parallelism(self, parallelism: int) -> DataStreamSink:
@@ -738,15 +781,60 @@ class ExecutionConfig:
         return dict(self._job_parameters)
 
 
+class JobID:
+    """A job's id (PyFlink's ``JobID``): 32 hex digits, new for every job."""
+
+    def __init__(self, hex_id: str) -> None:
+        self._hex = hex_id
+
+    def __str__(self) -> str:
+        return self._hex
+
+    def __repr__(self) -> str:
+        return f"JobID({self._hex!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JobID) and other._hex == self._hex
+
+    def __hash__(self) -> int:
+        return hash(self._hex)
+
+
 class JobExecutionResult:
-    def __init__(self, job_name: str) -> None:
+    """What ``env.execute()`` returns: the job's id and net runtime, as in PyFlink, and (an
+    fs-compat extension) its summary, ``get_job_summary()``: records in and out per step, the
+    keyed state each step holds at the end, wall time."""
+
+    def __init__(self, job_name: str, summary: JobSummary | None = None) -> None:
         self._job_name = job_name
+        self._summary = summary
+        self._job_id = JobID(uuid.uuid4().hex)
 
     def get_job_name(self) -> str:
         return self._job_name
 
+    def get_job_id(self) -> JobID:
+        return self._job_id
+
     def get_net_runtime(self) -> int:
-        return 0
+        """The job's wall time in milliseconds."""
+        return 0 if self._summary is None else round(self._summary.wall_time_s * 1000)
+
+    def get_accumulator_result(self, accumulator_name: str) -> Any:
+        """None: Python jobs have no Flink accumulators (see ``get_job_summary`` for counts)."""
+        return self.get_all_accumulator_results().get(accumulator_name)
+
+    def get_all_accumulator_results(self) -> dict[str, Any]:
+        return {}
+
+    def get_job_summary(self) -> JobSummary | None:
+        """fs-compat extension: what the job did per step (``fs_compat.runtime.JobSummary``:
+        ``steps`` with ``records_in``, ``records_out``, ``state_keys``, ``state_bytes``;
+        ``wall_time_s``; ``render()`` for a table)."""
+        return self._summary
+
+    def __str__(self) -> str:
+        return f"JobExecutionResult(job_name={self._job_name!r}, job_id={self._job_id})"
 
 
 class StreamExecutionEnvironment:
@@ -762,6 +850,8 @@ class StreamExecutionEnvironment:
         self._sinks: list[SinkNode] = []
         self._clock: Callable[[], int] | None = None
         self._python_files: list[str] = []
+        if _default_settings:
+            self._apply(dict(_default_settings))
         if configuration is not None:
             self.configure(configuration)
 
@@ -770,7 +860,10 @@ class StreamExecutionEnvironment:
         return StreamExecutionEnvironment(configuration)
 
     def configure(self, configuration: Configuration) -> None:
-        self._settings.update(configuration.to_dict())
+        self._apply(configuration.to_dict())
+
+    def _apply(self, settings: Mapping[str, str]) -> None:
+        self._settings.update(settings)
         if "parallelism.default" in self._settings:
             self._parallelism = int(self._settings["parallelism.default"])
         mode = self._settings.get("execution.runtime-mode")
@@ -881,7 +974,9 @@ class StreamExecutionEnvironment:
         ship_python_files(spark, self._python_files)
         return spark
 
-    def _run(self, sinks: Sequence[Node]) -> None:
+    def _run(self, sinks: Sequence[Node], job_name: str) -> JobSummary:
+        """Run the plan that feeds ``sinks``; returns its summary, also handed to
+        ``fs_compat.runtime.collect_summaries`` blocks (``fs-compat run`` prints them)."""
         target = self._checked_target()
         nodes = upstream_of(sinks)
         external = [n for n in nodes if isinstance(n, ExternalSourceNode)]
@@ -895,14 +990,17 @@ class StreamExecutionEnvironment:
         if target == "spark":
             from fs_compat.spark import run_batch
 
-            run_batch(self._spark(), sinks, config)
+            summary = run_batch(self._spark(), sinks, config)
         else:
             if external:
                 from fs_compat.spark import collect_items
 
                 for node in external:
                     node.items = collect_items(node)
-            run_local(sinks, config)
+            summary = run_local_summarized(sinks, config)
+        summary = attrs.evolve(summary, job_name=job_name)
+        publish(summary)
+        return summary
 
     def _to_dataframe(self, node: Node, tag: str | None, output_type: Any) -> Any:
         target = self._checked_target()
@@ -916,7 +1014,7 @@ class StreamExecutionEnvironment:
         if target == "spark":
             return batch_dataframe(spark, node, tag, config, output_type)
         values: list[Any] = []
-        self._run([SinkNode("Collect", [Edge(node, side_tag=tag)], consume=values.append)])
+        self._run([SinkNode("Collect", [Edge(node, side_tag=tag)], consume=values.append)], "to_dataframe")
         out = OutputColumns(output_type)
         cols = out.columns(values)
         rows = list(zip(*(cols[name] for name in out.names), strict=True))
@@ -944,5 +1042,5 @@ class StreamExecutionEnvironment:
         sinks = self._take_sinks()
         if not sinks:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
-        self._run(sinks)
-        return JobExecutionResult(job_name or "Flink Streaming Job")
+        name = job_name or "Flink Streaming Job"
+        return JobExecutionResult(name, self._run(sinks, name))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic
+
+from typing_extensions import TypeVar
 
 from fs_api_advanced import Codec, PickleCodec
 from fs_compat.runtime import StateKind, StateSpec
@@ -15,12 +17,12 @@ if TYPE_CHECKING:
     from ._functions import AggregateFunction, ReduceFunction
     from ._ttl import StateTtlConfig
 
-T = TypeVar("T")
-K = TypeVar("K")
-V = TypeVar("V")
-IN = TypeVar("IN")
-ACC = TypeVar("ACC")
-OUT = TypeVar("OUT")
+T = TypeVar("T", default=Any)
+K = TypeVar("K", default=Any)
+V = TypeVar("V", default=Any)
+IN = TypeVar("IN", default=Any)
+ACC = TypeVar("ACC", default=Any)
+OUT = TypeVar("OUT", default=Any)
 
 
 class _ByteOrder(Codec[Any]):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, overload
 
 from fs_compat.runtime import AggregatingState as _AggregatingState
 from fs_compat.runtime import ListState as _ListState
@@ -22,6 +22,8 @@ from fs_compat.runtime import (
 from fs_compat.runtime import ReducingState as _ReducingState
 from fs_compat.runtime import ValueState as _ValueState
 
+from ._descriptors import ACC, IN, OUT, K, T, V
+
 if TYPE_CHECKING:
     from ._descriptors import (
         AggregatingStateDescriptor,
@@ -30,13 +32,6 @@ if TYPE_CHECKING:
         ReducingStateDescriptor,
         ValueStateDescriptor,
     )
-
-T = TypeVar("T")
-K = TypeVar("K")
-V = TypeVar("V")
-IN = TypeVar("IN")
-ACC = TypeVar("ACC")
-OUT = TypeVar("OUT")
 
 
 # Metrics. ------------------------------------------------------------------------------------

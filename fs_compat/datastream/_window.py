@@ -10,7 +10,9 @@ import functools
 import struct
 from collections.abc import Callable, Collection, Iterable
 from io import BytesIO
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic
+
+from typing_extensions import TypeVar
 
 from fs_compat.runtime import MAX_TIMESTAMP, MIN_TIMESTAMP
 
@@ -19,9 +21,9 @@ from ._descriptors import ReducingStateDescriptor, StateDescriptor, ValueStateDe
 if TYPE_CHECKING:
     from ._functions import MetricGroup, RuntimeContext
 
-T = TypeVar("T")
-W = TypeVar("W")
-W2 = TypeVar("W2")
+T = TypeVar("T", default=Any)
+W = TypeVar("W", default=Any)
+W2 = TypeVar("W2", default=Any)
 
 MAX_LONG_VALUE = MAX_TIMESTAMP
 MIN_LONG_VALUE = MIN_TIMESTAMP

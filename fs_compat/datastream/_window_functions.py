@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic
+
+from typing_extensions import TypeVar
 
 from ._functions import Function, RuntimeContext
 
@@ -20,11 +22,11 @@ if TYPE_CHECKING:
         ValueStateDescriptor,
     )
 
-IN = TypeVar("IN")
-OUT = TypeVar("OUT")
-KEY = TypeVar("KEY")
-W = TypeVar("W")
-W2 = TypeVar("W2")
+IN = TypeVar("IN", default=Any)
+OUT = TypeVar("OUT", default=Any)
+KEY = TypeVar("KEY", default=Any)
+W = TypeVar("W", default=Any)
+W2 = TypeVar("W2", default=Any)
 
 
 class KeyedStateStore(abc.ABC):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
-_T = TypeVar("_T")
+from typing_extensions import TypeVar
+
+_T = TypeVar("_T", default=Any)
 
 
 class OutputTag(Generic[_T]):

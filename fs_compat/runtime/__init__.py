@@ -3,6 +3,7 @@ states, the Operator interface every step implements, timers, watermarks, and th
 target. Nothing here knows PyFlink or Bytewax names; the Spark adapter runs the same code
 inside Spark tasks."""
 
+from ._clocks import RecordTimeClock
 from ._keys import MAX_PARALLELISM, KeyEncoder, key_group_bytes, subtask_of
 from ._local import LocalConfig, LocalRunner, RuntimeMode, StepError, route_key, run_local
 from ._operator import (
@@ -39,6 +40,15 @@ from ._state import (
     ValueState,
 )
 from ._subtask import SubtaskRunner
+from ._summary import (
+    JobSummary,
+    StepSummary,
+    collect_summaries,
+    publish,
+    run_local_summarized,
+    state_size,
+    summarize,
+)
 from ._timers import MAX_TIMESTAMP, MIN_TIMESTAMP, TimerQueue
 
 __all__ = [
@@ -46,6 +56,7 @@ __all__ = [
     "AppendingState",
     "Edge",
     "ExternalSourceNode",
+    "JobSummary",
     "KeyEncoder",
     "KeyedStateBackend",
     "ListState",
@@ -61,6 +72,7 @@ __all__ = [
     "Operator",
     "OperatorNode",
     "OperatorRuntime",
+    "RecordTimeClock",
     "ReducingState",
     "RuntimeMode",
     "SideOutput",
@@ -71,6 +83,7 @@ __all__ = [
     "StateKind",
     "StateSpec",
     "StepError",
+    "StepSummary",
     "SubtaskRunner",
     "TaskInfo",
     "TimeDomain",
@@ -78,9 +91,14 @@ __all__ = [
     "TimerService",
     "TimestampNode",
     "ValueState",
+    "collect_summaries",
     "key_group_bytes",
+    "publish",
     "route_key",
     "run_local",
+    "run_local_summarized",
+    "state_size",
     "subtask_of",
+    "summarize",
     "upstream_of",
 ]

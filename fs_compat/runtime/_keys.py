@@ -13,6 +13,10 @@ MAX_PARALLELISM = 128
 _PICKLE = PickleCodec()
 
 
+#: Key types whose equal values need not pickle to equal bytes (lists and tuples do: PyFlink
+#: keys by them too).
+_NOT_CANONICAL = frozenset({dict, set, frozenset})
+
 #: How many keys ``KeyEncoder.locate`` remembers before it starts over.
 MEMO_SIZE = 1 << 17
 
@@ -30,7 +34,8 @@ class KeyEncoder:
     def locate(self, key: Any) -> tuple[bytes, int]:
         """``(key bytes, key group)`` of ``key``. Remembered for ``int`` and ``str`` keys (exactly
         those types, whose equal values encode alike), so a key seen before costs a dict lookup
-        and its bytes are the same object each time."""
+        and its bytes are the same object each time. A dict or set key (whose encoding is not
+        canonical), or one the codec cannot encode, is a TypeError."""
         kind = type(key)
         if kind is int or kind is str:
             found = self._memo.get(key)
@@ -42,6 +47,12 @@ class KeyEncoder:
                 memo.clear()
             found = memo[key] = (kb, self.key_group(kb))
             return found
+        if kind in _NOT_CANONICAL:
+            raise TypeError(
+                f"the key {key!r} is a {kind.__name__}: equal {kind.__name__}s need not encode alike "
+                "(their order depends on insertion or on the process's hash seed), so one key could "
+                "get two states; use a tuple, e.g. tuple(sorted(...))"
+            )
         kb = self.encode(key)
         return kb, self.key_group(kb)
 

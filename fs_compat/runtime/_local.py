@@ -11,6 +11,7 @@ import attrs
 
 from fs_api_advanced import system_clock
 
+from ._errors import describe_callable
 from ._keys import MAX_PARALLELISM, KeyEncoder, subtask_of
 from ._operator import Operator, OperatorRuntime, SideOutput, TaskInfo, TimeDomain
 from ._plan import Node, OperatorNode, SinkNode, SourceNode, TimestampNode, upstream_of
@@ -42,14 +43,18 @@ def route_key(
     step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, value: Any, parallelism: int
 ) -> tuple[Any, bytes, int]:
     """``(key, key bytes, subtask)`` of ``value`` on a keyed edge into ``step``; a failing key
-    selector, or one returning None, is a StepError naming the step and the record."""
+    selector, or one returning None or an unusable key (unhashable, or not of the key type), is
+    a StepError naming the step, the key selector and the record."""
     try:
         key = key_selector(value)
     except Exception as exc:
         raise _selector_failed(step, exc, value) from exc
     if key is None:
-        raise _selector_failed(step, None, value)
-    kb, kg = encoder.locate(key)
+        raise _selector_failed(step, None, value, key_selector)
+    try:
+        kb, kg = encoder.locate(key)
+    except TypeError as exc:
+        raise _key_failed(step, exc, value, key_selector) from exc
     return key, kb, subtask_of(kg, parallelism, encoder.max_parallelism)
 
 
@@ -59,10 +64,21 @@ def _consumer(task: Any) -> Callable[[Any], None] | None:
     return node.consume if isinstance(node, SinkNode) else None
 
 
-def _selector_failed(step: str, exc: Exception | None, value: Any) -> StepError:
+def _selector_failed(
+    step: str, exc: Exception | None, value: Any, selector: Callable[[Any], Any] | None = None
+) -> StepError:
     if exc is None:
-        return StepError(f"step '{step}': the key selector returned None for record {value!r}")
+        named = "" if selector is None else f"; key selector: {describe_callable(selector)}"
+        return StepError(f"step '{step}': the key selector returned None for record {value!r}{named}")
     return StepError(f"step '{step}': key selector raised {type(exc).__name__}: {exc} (record {value!r})")
+
+
+def _key_failed(step: str, exc: TypeError, value: Any, selector: Callable[[Any], Any]) -> StepError:
+    """The key selector's key cannot be used: unhashable, or not of the stream's key type."""
+    return StepError(
+        f"step '{step}': the key selector returned a key that cannot be used for record {value!r}: "
+        f"{exc}; key selector: {describe_callable(selector)}"
+    )
 
 
 class _HasConfig(Protocol):
@@ -180,10 +196,13 @@ class _Task:
             except Exception as exc:
                 raise _selector_failed(self.node.name, exc, value) from exc
             if key is None:
-                raise _selector_failed(self.node.name, None, value)
+                raise _selector_failed(self.node.name, None, value, selector)
             kind = type(key)  # ``KeyEncoder.locate``, its memo inlined
             found = memo.get(key) if kind is int or kind is str else None
-            kb, kg = found if found is not None else encoder.locate(key)
+            try:
+                kb, kg = found if found is not None else encoder.locate(key)
+            except TypeError as exc:
+                raise _key_failed(self.node.name, exc, value, selector) from exc
             inst = self._only
             if inst is None:
                 inst = self.instances[kg * len(self.instances) // encoder.max_parallelism]  # subtask_of
@@ -264,6 +283,78 @@ class _Task:
         self._next_instance = (index + 1) % len(self.instances)
         self._process(self.instances[index], input_index, value, ts, None)
 
+    def push_many(
+        self,
+        input_index: int,
+        values: Iterable[Any],
+        stamps: Iterable[int | None],
+        keys: Iterable[Any] | None = None,
+    ) -> None:
+        """``push`` of each of ``values`` with its timestamp, in order. A keyed input of a step
+        with one instance in STREAMING mode takes a specialised loop (``push``'s keyed path with
+        the lookups that do not change per record hoisted out of it); other inputs go record by
+        record through ``push``. ``keys``, when given, are the values' keys as the input's key
+        selector gives them (None: not known), found by whoever routed the records."""
+        keyed = self._keyed[input_index]
+        inst = self._only
+        if keyed is None or inst is None or self._batch:
+            push = self.push
+            for value, ts in zip(values, stamps):  # noqa: B905 - stamps may run on (repeat)
+                push(input_index, value, ts)
+            return
+        selector, memo, encoder = keyed
+        backend, rt, process = inst.backend, inst.rt, inst.process
+        assert backend is not None
+        timers, sink, main, name = rt.processing_timers, self._sink, self._main, self.node.name
+        known = itertools.repeat(None) if keys is None else keys
+        rt.input_index = input_index  # the element's context (only the timestamp changes)
+        rt.time_domain = None
+        for value, ts, key in zip(values, stamps, known):  # noqa: B905
+            if key is None:
+                try:
+                    key = selector(value)
+                except Exception as exc:
+                    raise _selector_failed(name, exc, value) from exc
+                if key is None:
+                    raise _selector_failed(name, None, value, selector)
+            kind = type(key)  # ``KeyEncoder.locate``, its memo inlined
+            found = memo.get(key) if kind is int or kind is str else None
+            try:
+                kb, kg = found if found is not None else encoder.locate(key)
+            except TypeError as exc:
+                raise _key_failed(name, exc, value, selector) from exc
+            backend.current_key = key
+            backend.current_key_bytes = kb
+            backend.current_key_group = kg
+            rt.timestamp = ts
+            try:
+                outs = process(value, rt)
+            except StepError:
+                raise
+            except Exception as exc:
+                raise StepError(self._where(exc, key, value, "function")) from exc
+            if outs:
+                try:
+                    for out in outs:
+                        if isinstance(out, SideOutput):
+                            self._side_output(out, ts)
+                        elif sink is not None:
+                            sink(out)
+                        else:
+                            for task, index, consume in main:
+                                if consume is not None:
+                                    consume(out)
+                                else:
+                                    task.push(index, out, ts)
+                except StepError:
+                    raise
+                except Exception as exc:
+                    raise StepError(self._where(exc, key, value)) from exc
+            if timers._live:
+                self._fire_processing_timers(inst)
+                rt.input_index = input_index  # the timers' context is the element's again
+                rt.time_domain = None
+
     def _process(self, inst: _Instance, input_index: int, value: Any, ts: int | None, key: Any) -> None:
         """Run the instance's function on one record; ``key`` (when keyed) is already its
         backend's current key."""
@@ -305,6 +396,9 @@ class _Task:
                 task.push(index, out.value, ts)
 
     def _where(self, exc: BaseException, key: Any, record: Any, what: str = "function") -> str:
+        function = getattr(self.node, "function", None)
+        if what == "function" and function:
+            what = f"function {function}"
         where = f"step '{self.node.name}': {what} raised {type(exc).__name__}: {exc}"
         if key is not None:
             where += f" (key {key!r}"
@@ -479,9 +573,19 @@ class LocalRunner:
         if len(iters) == 1:  # one source: its records in order
             task, it = iters[0]
             main = [(down, index) for tag, down, index in task.down if tag is None]
-            for value, ts in it:
-                for down, index in main:
-                    down.push(index, value, ts)
+            if len(main) == 1:  # one consumer takes them all in one call
+                down, index = main[0]
+                node = task.node
+                assert isinstance(node, SourceNode)
+                down.push_many(
+                    index,
+                    node.items,
+                    node.timestamps if node.timestamps is not None else itertools.repeat(None),
+                )
+            else:
+                for value, ts in it:
+                    for down, index in main:
+                        down.push(index, value, ts)
             task.on_end(0)
             return
         # Round-robin over the sources, one record each, as concurrent sources would interleave.

@@ -103,7 +103,11 @@ class OperatorRuntime:
     ) -> None:
         self.task = task
         self.backend = backend
-        self.clock = clock
+        # A task clock (``RecordTimeClock``: it has ``for_task``) gives each instance its own.
+        for_task = getattr(clock, "for_task", None)
+        self.clock: Callable[[], int] = clock if for_task is None else for_task(self)
+        if for_task is not None and backend is not None:
+            backend.clock = self.clock  # state TTL reads the same processing time
         self.watermark = MIN_TIMESTAMP
         self.event_timers = TimerQueue()
         self.processing_timers = TimerQueue()

@@ -33,6 +33,8 @@ class Node:
     inputs: list[Edge] = attrs.field(factory=list)
     id: int = attrs.field(factory=lambda: next(_ids))
     parallelism: int | None = None
+    #: The user's id for the step (PyFlink's ``uid``), shown in job summaries.
+    uid: str | None = None
 
 
 @attrs.define(eq=False)
@@ -70,6 +72,8 @@ class OperatorNode(Node):
 
     operator_factory: Callable[[], Operator] | None = None
     keyed: bool = False
+    #: The user function the step runs, as error messages name it (``describe_callable``).
+    function: str | None = None
 
 
 @attrs.define(eq=False)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import abc
 import enum
+import io
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, cast
 
 import attrs
+from typing_extensions import TypeVar
 
 from fs_api import ComplexKey, KvStore, MemoryKvStore
 from fs_api_advanced import (
@@ -28,11 +30,11 @@ from fs_api_advanced import (
 
 from ._keys import KeyEncoder, key_group_bytes
 
-T = TypeVar("T")
-K = TypeVar("K")
-V = TypeVar("V")
-IN = TypeVar("IN")
-OUT = TypeVar("OUT")
+T = TypeVar("T", default=Any)
+K = TypeVar("K", default=Any)
+V = TypeVar("V", default=Any)
+IN = TypeVar("IN", default=Any)
+OUT = TypeVar("OUT", default=Any)
 
 NOT_KEYED_MESSAGE = "This state is only accessible by functions executed on a KeyedStream."
 
@@ -256,7 +258,17 @@ class _ValueView(_Bound, ValueState[Any]):
         if value is None:  # Flink: updating with null clears the state
             self._cur().clear()
         else:
-            self._cur().update(value)
+            try:
+                self._cur().update(value)
+            except (TypeError, ValueError) as exc:
+                raise _unstorable(self._spec, repr(value), exc) from exc
+
+
+def _unstorable(spec: StateSpec, what: str, exc: Exception) -> Exception:
+    """A value the state's codec cannot encode: the error names the state, the value and (in the
+    codec's words) the type expected."""
+    message = f"state '{spec.name}' cannot hold {what}: {exc}"
+    return TypeError(message) if isinstance(exc, TypeError) else ValueError(message)
 
 
 _MISS: Any = object()  # not cached
@@ -310,7 +322,14 @@ class _HeapCell(_Bound):
             if raw is None:
                 value = self._cache[pk] = self._empty
                 return value
-            value = self._codec.decode(raw)
+            try:
+                value = self._codec.decode(raw)
+            except Exception as exc:  # bytes restored from a snapshot, written by another codec
+                raise StateAccessError(
+                    f"state '{self._spec.name}' of key {self._backend.current_key!r}: its stored bytes "
+                    f"cannot be decoded with {self._codec!r} ({type(exc).__name__}: {exc}); the state "
+                    "is corrupt or was written with another type"
+                ) from exc
             self._cache[pk] = value if self._kept(value) else _Raw(raw)
         return value
 
@@ -319,7 +338,10 @@ class _HeapCell(_Bound):
         if pk is None:
             raise self._no_key()
         if value is not self._empty and not self._kept(value):
-            value = _Raw(self._codec.encode(value))
+            try:
+                value = _Raw(self._codec.encode(value))
+            except (TypeError, ValueError) as exc:
+                raise _unstorable(self._spec, repr(value), exc) from exc
         self._cache[pk] = value
         self._dirty.add(pk)
 
@@ -364,7 +386,10 @@ class _HeapValueView(_HeapCell, ValueState[Any]):
             raise self._no_key()
         # Flink: updating with null clears the state.
         if value is not None and not self._kept(value):
-            value = _Raw(self._codec.encode(value))
+            try:
+                value = _Raw(self._codec.encode(value))
+            except (TypeError, ValueError) as exc:
+                raise _unstorable(self._spec, repr(value), exc) from exc
         self._cache[pk] = value
         self._dirty.add(pk)
 
@@ -382,13 +407,25 @@ class _ListView(_Bound, ListState[Any]):
         return items
 
     def add(self, value: Any) -> None:
-        self._cur().add(self._check(value))
+        value = self._check(value)
+        try:
+            self._cur().add(value)
+        except (TypeError, ValueError) as exc:
+            raise _unstorable(self._spec, repr(value), exc) from exc
 
     def add_all(self, values: Iterable[Any]) -> None:
-        self._cur().add_all([self._check(v) for v in values])
+        values = [self._check(v) for v in values]
+        try:
+            self._cur().add_all(values)
+        except (TypeError, ValueError) as exc:
+            raise _unstorable(self._spec, repr(values), exc) from exc
 
     def update(self, values: Iterable[Any]) -> None:
-        self._cur().update([self._check(v) for v in values])
+        values = [self._check(v) for v in values]
+        try:
+            self._cur().update(values)
+        except (TypeError, ValueError) as exc:
+            raise _unstorable(self._spec, repr(values), exc) from exc
 
 
 class _MapView(_Bound, MapState[Any, Any]):
@@ -398,13 +435,19 @@ class _MapView(_Bound, MapState[Any, Any]):
         return self._cur().get(key)[0]
 
     def put(self, key: Any, value: Any) -> None:
-        self._cur().put(key, value)
+        try:
+            self._cur().put(key, value)
+        except (TypeError, ValueError) as exc:
+            raise _unstorable(self._spec, f"the entry {key!r}: {value!r}", exc) from exc
 
     def put_all(self, entries: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> None:
         state = self._cur()
         pairs = entries.items() if isinstance(entries, Mapping) else entries
         for k, v in pairs:
-            state.put(k, v)
+            try:
+                state.put(k, v)
+            except (TypeError, ValueError) as exc:
+                raise _unstorable(self._spec, f"the entry {k!r}: {v!r}", exc) from exc
 
     def remove(self, key: Any) -> None:
         self._cur().delete(key)
@@ -730,7 +773,7 @@ class KeyedStateBackend:
                 stores[name] = entries
         signatures = {name: state_signature(spec) for name, spec in self._specs.items() if name in stores}
         signatures.update({n: s for n, s in self._restored.items() if n in stores and n not in signatures})
-        return pickle.dumps((_SNAPSHOT_VERSION, signatures, stores), protocol=5)
+        return stable_pickle((_SNAPSHOT_VERSION, signatures, stores))
 
     def restore_key_group(self, key_group: int, data: bytes | None) -> None:
         """Replace the state of ``key_group`` with a snapshot (``None``: no state). A state whose
@@ -777,6 +820,16 @@ class KeyedStateBackend:
             if isinstance(view, _HeapCell):
                 view.forget()
 
+    def holds_ttl_state(self) -> bool:
+        """Whether a state with TTL holds entries (restored ones included, even of a state not
+        declared again yet): time passing alone may expire some of them."""
+        for name, store in self.stores.items():
+            spec = self._specs.get(name)
+            ttl = spec.ttl is not None if spec is not None else " with TTL" in self._restored.get(name, "")
+            if ttl and len(_memory(store, name)):
+                return True
+        return False
+
     def track_restored(self, spec: StateSpec, factory: KeyedFactoryBase) -> None:
         """Let TTL cleanup find the entries of ``factory``'s key group that came from a snapshot."""
         if spec.ttl is None or spec.name not in self.stores:
@@ -789,6 +842,17 @@ class KeyedStateBackend:
 
 
 _SNAPSHOT_VERSION = 1
+
+
+def stable_pickle(value: Any) -> bytes:
+    """``pickle.dumps`` without pickle's memo, so that equal values give equal bytes: a snapshot
+    of state restored from a snapshot equals that snapshot (with the memo, objects shared or not
+    by identity change the bytes). For values without cycles: tuples, lists, dicts, bytes, str."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True  # no memo
+    pickler.dump(value)
+    return buffer.getvalue()
 
 
 def state_signature(spec: StateSpec) -> str:

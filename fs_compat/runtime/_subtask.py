@@ -9,11 +9,11 @@ its channels, as in Flink.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ._local import LocalConfig, _Task
-from ._plan import Node
+from ._plan import Node, SinkNode
 from ._timers import MIN_TIMESTAMP
 
 #: An output: ``(tag, value, ts, wm)``; a record has ``wm is None``, a watermark has ``value``
@@ -38,6 +38,18 @@ class _Collector:
         pass
 
 
+class _Values(_Collector):
+    """Stands for the main output when only its record values are wanted: upstream tasks call
+    ``node.consume`` (the list's ``append``) directly, as they do a sink's."""
+
+    def __init__(self, values: list[Any]) -> None:
+        super().__init__(None, [])
+        self.node = SinkNode("values", consume=values.append)
+
+    def on_watermark(self, input_index: int, wm: int) -> None:
+        pass
+
+
 class SubtaskRunner:
     """Runs subtask ``index`` of ``node`` over events fed in order.
 
@@ -45,7 +57,8 @@ class SubtaskRunner:
     tags somebody consumes (the main output is always collected). ``chain`` are single-input
     steps that follow ``node`` in the same pass, each consuming the previous one's main output
     (``tags`` then apply to the last of them). Call ``record`` / ``watermark`` per event,
-    ``finish`` at the end of input; ``drain`` takes the outputs so far.
+    ``finish`` at the end of input; ``drain`` takes the outputs so far. With ``values``, the
+    main output's record values go to that list instead (no timestamps, no watermarks).
     """
 
     def __init__(
@@ -56,6 +69,7 @@ class SubtaskRunner:
         channels: Sequence[int],
         tags: Sequence[str] = (),
         chain: Sequence[Node] = (),
+        values: list[Any] | None = None,
     ) -> None:
         self.config = config
         self._out: list[Output] = []
@@ -69,7 +83,9 @@ class SubtaskRunner:
             last.down.append((None, task, 0))
             self._chain.append(task)
             last = task
-        for tag in (None, *tags):
+        main = _Collector(None, self._out) if values is None else _Values(values)
+        last.down.append((None, main, 0))  # type: ignore[arg-type]
+        for tag in tags:
             last.down.append((tag, _Collector(tag, self._out), 0))  # type: ignore[arg-type]
         self._channel_wm = [[MIN_TIMESTAMP] * max(1, n) for n in channels]
         self._input_wm = [MIN_TIMESTAMP] * len(channels)
@@ -84,6 +100,18 @@ class SubtaskRunner:
 
     def record(self, input_index: int, value: Any, ts: int | None) -> None:
         self._task.push(input_index, value, ts)
+
+    def records(
+        self,
+        input_index: int,
+        values: Iterable[Any],
+        stamps: Iterable[int | None],
+        keys: Iterable[Any] | None = None,
+    ) -> None:
+        """``record`` of each of ``values`` with its timestamp, in order (one call per batch:
+        keyed steps take a specialised loop); ``keys`` are their keys where the engine knows
+        them (else None), see ``_Task.push_many``."""
+        self._task.push_many(input_index, values, stamps, keys)
 
     def watermark(self, input_index: int, channel: int, wm: int) -> None:
         marks = self._channel_wm[input_index]

@@ -2,21 +2,35 @@
 running the engine-neutral runtime (``SubtaskRunner``) over each partition.
 
 Rows between steps carry one event each (schema ``EVENTS``): a record (``v`` = the pickled
-value, ``ts`` its timestamp) or a watermark (``v`` null, ``wm`` set), the output ``tag`` (null
+value, ``ts`` its timestamp, ``wm`` null) or a watermark (``wm`` set), the output ``tag`` (null
 for the main output), the upstream subtask (``ch``, the channel) and its position in that
 subtask's output (``seq``). A step's input is routed to its subtasks (``part``): by key group for
 keyed edges, to every subtask for broadcast edges and watermarks, round-robin otherwise. Inside
 a partition, events are handled per subtask in ``seq`` order, so per key the order is the input
 order, and each subtask's input watermark is the minimum over its channels, as in Flink.
+
+Three shortcuts keep the per-record work down without changing what a step sees:
+
+- A bounded DataFrame source read by one step has no pass of its own: that step's route pass
+  reads the DataFrame's rows (a source several steps read is read once, into events). When
+  that step has no other input, the rows cross the shuffle as the DataFrame's own columns
+  (``c0``, ``c1``, ... instead of ``v``), with the keys the route pass found (``ki``/``ks``),
+  and the run pass makes the ``Row`` values from them; nothing is pickled.
+- The step ``to_dataframe`` reads writes the output columns in its run pass (no decode pass).
+- A single-input, non-keyed step fed by the main output of a step of the same parallelism that
+  nobody else reads runs in that step's run pass (Flink's chaining of forward edges: subtask
+  ``i`` feeds subtask ``i``, in order, as the shuffle would).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import pickle
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -25,6 +39,7 @@ import cloudpickle
 from fs_compat.runtime import (
     Edge,
     ExternalSourceNode,
+    JobSummary,
     KeyEncoder,
     LocalConfig,
     Node,
@@ -39,18 +54,25 @@ from fs_compat.runtime import (
 )
 
 from ._convert import OutputColumns, RowReader, dumps
+from ._counters import StepTally, counting, step_tally
+from ._ship import check_shippable
 
 _FIELDS = (("tag", "string"), ("v", "binary"), ("ts", "long"), ("wm", "long"), ("ch", "int"), ("seq", "long"))
-_ROUTED = (*_FIELDS, ("inp", "int"), ("part", "int"))
+#: A routed event: ``inp`` (which input of the step) and ``part`` (which subtask) added.
+#: ``ki``/``ks``: the record's key, when it is an ``int`` (of 64 bits) or a ``str``, so the run
+#: pass need not call the key selector again.
+_ROUTING = (("inp", "int"), ("part", "int"), ("ki", "long"), ("ks", "string"))
+_ROUTED = (*_FIELDS, *_ROUTING)
 #: Arrow record batches leave a task at this many rows.
 _BATCH_ROWS = 8192
 
 
-def _schema(fields: Sequence[tuple[str, str]]) -> Any:
+def _schema(fields: Sequence[tuple[str, str]], extra: Sequence[Any] = ()) -> Any:
+    """The Spark schema of ``fields``, then the ``extra`` StructFields."""
     from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
 
     kinds = {"string": StringType(), "binary": BinaryType(), "long": LongType(), "int": IntegerType()}
-    return StructType([StructField(name, kinds[kind], True) for name, kind in fields])
+    return StructType([*(StructField(name, kinds[kind], True) for name, kind in fields), *extra])
 
 
 def _arrow_schema(fields: Sequence[tuple[str, str]]) -> Any:
@@ -60,18 +82,79 @@ def _arrow_schema(fields: Sequence[tuple[str, str]]) -> Any:
     return pa.schema([(name, kinds[kind]) for name, kind in fields])
 
 
-def _batch(columns: dict[str, list[Any]], fields: Sequence[tuple[str, str]]) -> Any:
-    import pyarrow as pa
+class _Source:
+    """A bounded DataFrame source, read in place by the route passes of the steps that consume
+    it. ``seq`` keeps the DataFrame's order (partition by partition) and interleaves the sources
+    round-robin, as the in-process target reads them; a record's timestamp is the
+    ``withWatermark`` column's, when there is one."""
 
-    return pa.RecordBatch.from_pydict(columns, schema=_arrow_schema(fields))
+    def __init__(self, df: Any, index: int, n_sources: int) -> None:
+        from pyspark.sql.types import StructField
+
+        marked = watermark_column(df.schema)
+        self.reader = RowReader(df.schema, marked[0] if marked else None)
+        self.index = index
+        self.n_sources = n_sources
+        #: The value columns a routed record carries instead of ``v`` (``c0``, ``c1``, ...).
+        self.fields = [StructField(f"c{i}", f.dataType, True) for i, f in enumerate(df.schema.fields)]
+
+    def read(self, batch: Any, first: int) -> tuple[list[list[Any]], list[int | None], list[int]]:
+        """The Python columns of ``batch``, its records' timestamps and ``seq``s (``first``: the
+        partition-wide position of its first row)."""
+        cols = self.reader.columns(batch.columns)
+        n, k, i = batch.num_rows, self.n_sources, self.index
+        return cols, self.reader.stamps(cols, n), list(range(first * k + i, (first + n) * k + i, k))
 
 
 class _Frame:
-    """A step's output on Spark: its DataFrame of events and how many channels it has."""
+    """A step's output on Spark: its DataFrame of events and how many channels it has. For a
+    DataFrame source (``source`` set), ``df`` is the DataFrame itself, read by the consumers'
+    route passes; ``events()`` gives it as events where a consumer needs that."""
 
-    def __init__(self, df: Any, channels: int) -> None:
+    def __init__(self, df: Any, channels: int, source: _Source | None = None) -> None:
         self.df = df
         self.channels = channels
+        self.source = source
+        #: The DataFrame is ``to_dataframe``'s output already (columns, not events).
+        self.output = False
+
+    def events(self) -> Any:
+        source = self.source
+        if source is None:
+            return self.df
+
+        def events(batches: Iterator[Any]) -> Iterator[Any]:
+            import pyarrow as pa
+
+            row = _first_row()
+            schema = _arrow_schema(_FIELDS)
+            for batch in batches:
+                cols, stamps, seqs = source.read(batch, row)
+                n = batch.num_rows
+                row += n
+                blobs = [dumps(r) for r in source.reader.make_rows(cols)]
+                nulls = pa.nulls(n, pa.int64())
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.nulls(n, pa.string()),
+                        pa.array(blobs, pa.binary()),
+                        pa.array(stamps, pa.int64()),
+                        nulls,
+                        pa.array([0] * n, pa.int32()),
+                        pa.array(seqs, pa.int64()),
+                    ],
+                    schema=schema,
+                )
+
+        return self.df.mapInArrow(events, _schema(_FIELDS))
+
+
+def _first_row() -> int:
+    """The position a DataFrame partition's first row gets in ``seq``: partition-major."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return (context.partitionId() if context is not None else 0) << 32
 
 
 def _parallelism(node: Node, config: LocalConfig) -> int:
@@ -81,34 +164,38 @@ def _parallelism(node: Node, config: LocalConfig) -> int:
 
 
 def _route(
-    step: str, edge_index: int, edge: Edge, p: int, max_parallelism: int, channels: int
+    step: str,
+    edge_index: int,
+    edge: Edge,
+    p: int,
+    max_parallelism: int,
+    channels: int,
+    source: _Source | None = None,
+    columnar: bool = False,
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The mapInArrow function that gives each event of one input of ``step`` its subtask
     (``part``). A non-keyed edge between steps of equal parallelism forwards (upstream subtask
     ``i`` feeds subtask ``i``, so each record keeps its place among its channel's), else it
-    rebalances, as Flink's default partitioning does."""
+    rebalances, as Flink's default partitioning does.
+
+    With ``source``, the input is that DataFrame source's rows: the records keep its columns
+    (``columnar``) or become events with pickled Rows."""
     key_selector = edge.key_selector
     encoder = KeyEncoder(edge.key_codec, max_parallelism) if key_selector is not None else None
     broadcast = edge.broadcast
     forward = key_selector is None and not broadcast and channels == p
 
-    def subtasks(batch: Any) -> list[int]:
-        """The subtask of each record of ``batch`` (watermark rows: -1)."""
-        n = batch.num_rows
-        if broadcast:
-            return [-1] * n
-        values = batch.column("v").to_pylist()
-        if key_selector is None:
-            parts = batch.column("ch" if forward else "seq").to_pylist()
-            return [-1 if v is None else c % p for v, c in zip(values, parts, strict=True)]
-        assert encoder is not None
-        memo, locate, loads = encoder._memo, encoder.locate, pickle.loads
+    def keyed(values: Sequence[Any]) -> tuple[list[int], list[Any]]:
+        """The subtask of each value (None, a watermark row: -1) and its key."""
+        assert encoder is not None and key_selector is not None
+        memo, locate = encoder._memo, encoder.locate
         out = []
-        for v in values:
-            if v is None:
+        keys: list[Any] = []
+        for value in values:
+            keys.append(None)
+            if value is None:
                 out.append(-1)
                 continue
-            value = loads(v)
             try:
                 key = key_selector(value)
             except Exception:
@@ -118,8 +205,41 @@ def _route(
                 raise StepError(f"step '{step}': the key selector failed on record {value!r}")
             kind = type(key)  # ``KeyEncoder.locate``, its memo inlined
             found = memo.get(key) if kind is int or kind is str else None
-            out.append((found if found is not None else locate(key))[1] * p // max_parallelism)
-        return out
+            try:
+                located = found if found is not None else locate(key)
+            except TypeError:  # an unusable key: the StepError naming step, selector and record
+                route_key(step, key_selector, encoder, value, p)
+                raise
+            out.append(located[1] * p // max_parallelism)
+            keys[-1] = key
+        return out, keys
+
+    def subtasks(batch: Any) -> tuple[list[int], list[Any] | None]:
+        """The subtask of each event of ``batch`` (watermark rows: -1), and the keys."""
+        n = batch.num_rows
+        if broadcast:
+            return [-1] * n, None
+        if key_selector is None:
+            marks = batch.column("wm").to_pylist()
+            parts = batch.column("ch" if forward else "seq").to_pylist()
+            return [-1 if w is not None else c % p for w, c in zip(marks, parts, strict=True)], None
+        loads = pickle.loads
+        return keyed([None if v is None else loads(v) for v in batch.column("v").to_pylist()])
+
+    def spread(parts: list[int], n: int) -> tuple[list[int], list[int] | None]:
+        """Each event's subtasks: watermarks and broadcast records go to every subtask (the rows
+        to take, in order, else None: every row once)."""
+        if p > 1 and -1 in parts:
+            rows, every = [], range(p)
+            for i, part in enumerate(parts):
+                if part < 0:
+                    rows.extend([i] * p)
+                else:
+                    rows.append(i)
+            return [q for part in parts for q in (every if part < 0 else (part,))], rows
+        if p == 1:
+            return [0] * n, None
+        return parts, None
 
     def route(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -127,30 +247,120 @@ def _route(
         schema = _arrow_schema(_ROUTED)
         types = [field.type for field in _arrow_schema(_FIELDS)]
         for batch in batches:
-            parts = subtasks(batch)
-            if p > 1 and -1 in parts:  # watermarks and broadcast records go to every subtask
-                rows, every = [], range(p)
-                for i, part in enumerate(parts):
-                    if part < 0:
-                        rows.extend([i] * p)
-                    else:
-                        rows.append(i)
-                parts = [q for part in parts for q in (every if part < 0 else (part,))]
+            parts, keys = subtasks(batch)
+            parts, rows = spread(parts, batch.num_rows)
+            if rows is not None:
                 batch = batch.take(pa.array(rows, pa.int64()))
-            elif p == 1:
-                parts = [0] * len(parts)
             columns = [batch.column(name) for name, _ in _FIELDS]
             columns = [c if c.type == t else c.cast(t) for c, t in zip(columns, types, strict=True)]
-            inp = pa.array([edge_index] * batch.num_rows, pa.int32())
-            yield pa.RecordBatch.from_arrays([*columns, inp, pa.array(parts, pa.int32())], schema=schema)
+            routing = _routing(edge_index, parts, keys, rows)
+            yield pa.RecordBatch.from_arrays([*columns, *routing], schema=schema)
 
-    return route
+    def route_source(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        assert source is not None
+        reader = source.reader
+        fields = _schema(_FIELDS if not columnar else _META, source.fields if columnar else ())
+        # Arrow timestamps with a zone hold UTC instants whatever the zone's name; Spark reads
+        # any zone back as TimestampType, so UTC serves for every session time zone.
+        schema = to_arrow_schema(_schema_with_routing(fields), timezone="UTC")
+        types = [f.type for f in schema][len(_META) : len(_META) + len(source.fields)]
+        first = _first_row()
+        for batch in batches:
+            n = batch.num_rows
+            cols, stamps, seqs = source.read(batch, first)
+            first += n
+            values = reader.make_rows(cols) if key_selector is not None or not columnar else None
+            keys = None
+            if broadcast:
+                parts = [-1] * n
+            elif key_selector is not None:
+                assert values is not None
+                parts, keys = keyed(values)
+            else:
+                parts = [s % p for s in seqs]
+            parts, rows = spread(parts, n)
+            m = len(parts)
+            meta = [pa.nulls(m, pa.string())]
+            if not columnar:
+                assert values is not None
+                meta.append(pa.array(_taken([dumps(v) for v in values], rows), pa.binary()))
+            meta += [
+                pa.array(_taken(stamps, rows), pa.int64()),
+                pa.nulls(m, pa.int64()),
+                pa.array([0] * m, pa.int32()),
+                pa.array(_taken(seqs, rows), pa.int64()),
+            ]
+            if columnar:
+                if rows is not None:
+                    batch = batch.take(pa.array(rows, pa.int64()))
+                meta += [c if c.type == t else c.cast(t) for c, t in zip(batch.columns, types, strict=True)]
+            yield pa.RecordBatch.from_arrays([*meta, *_routing(edge_index, parts, keys, rows)], schema=schema)
+
+    return route if source is None else route_source
+
+
+def _routing(edge_index: int, parts: list[int], keys: list[Any] | None, rows: list[int] | None) -> list[Any]:
+    """The ``_ROUTING`` columns of a routed batch: ``keys`` are the records' keys (None: not
+    known), before ``rows`` are taken."""
+    import pyarrow as pa
+
+    m = len(parts)
+    ints: Any = pa.nulls(m, pa.int64())
+    strs: Any = pa.nulls(m, pa.string())
+    if keys is not None:
+        keys = _taken(keys, rows)
+        kinds = set(map(type, keys))
+        if kinds == {int} and -_INT64 <= min(keys) and max(keys) < _INT64:
+            ints = pa.array(keys, pa.int64())
+        elif kinds == {str}:
+            strs = pa.array(keys, pa.string())
+        else:
+            ints = pa.array(
+                [k if type(k) is int and -_INT64 <= k < _INT64 else None for k in keys], pa.int64()
+            )
+            strs = pa.array([k if type(k) is str else None for k in keys], pa.string())
+    return [pa.array([edge_index] * m, pa.int32()), pa.array(parts, pa.int32()), ints, strs]
+
+
+_INT64 = 1 << 63
+
+
+def _taken(values: list[Any], rows: list[int] | None) -> list[Any]:
+    """``values`` at ``rows`` (None: all of them)."""
+    return values if rows is None else [values[r] for r in rows]
+
+
+#: An event without its value (a record from a DataFrame source carries its columns instead).
+_META = tuple(f for f in _FIELDS if f[0] != "v")
+
+
+def _schema_with_routing(schema: Any) -> Any:
+    from pyspark.sql.types import StructType
+
+    return StructType([*schema.fields, *_schema(_ROUTING).fields])
 
 
 def _run_subtasks(
-    node: Node, config: LocalConfig, channels: Sequence[int], tags: Sequence[str]
+    node: Node,
+    config: LocalConfig,
+    channels: Sequence[int],
+    tags: Sequence[str],
+    *,
+    source: _Source | None = None,
+    chain: Sequence[Node] = (),
+    output: tuple[str | None, OutputColumns] | None = None,
+    tally: StepTally | None = None,
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The mapInArrow function that runs ``node``'s subtasks over their ordered events."""
+    """The mapInArrow function that runs ``node``'s subtasks over their ordered events (and
+    ``chain``, the steps that run in the same pass after it); ``tally`` counts them.
+
+    With ``source``, records carry that DataFrame source's columns instead of ``v``. With
+    ``output = (tag, columns)``, the pass writes the values of output ``tag`` as ``columns``
+    (``to_dataframe``'s schema) instead of events."""
+    step = (chain[-1] if chain else node).name
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -165,10 +375,31 @@ def _run_subtasks(
         out_wm: list[int | None] = []
         out_ch: list[int] = []
         out_seq: list[int] = []
+        #: The main output's values, when they are the output columns' (see ``take``).
+        main: list[Any] = []
+        main_values = main if output is not None and output[0] is None else None
+        if output is not None:
+            want, columns = output
+            out_cols: list[list[Any]] = [[] for _ in columns.names]
+            out_schema = columns.arrow_schema()
 
         def take(r: SubtaskRunner) -> None:
             nonlocal seq
             outs = r.drain()
+            if output is not None:
+                if want is None:  # the runner put the main output's values in ``main``
+                    wanted = main[:]
+                    main.clear()
+                else:
+                    wanted = [v for t, v, _s, w in outs if w is None and t == want]
+                try:
+                    cols = columns.columns(wanted)
+                except TypeError as exc:
+                    raise StepError(f"step '{step}': {exc}") from exc
+                for col, name in zip(out_cols, columns.names, strict=True):
+                    col.extend(cols[name])
+                seq += len(wanted)
+                return
             if not outs:
                 return
             tags, values, stamps, marks = zip(*outs, strict=True)
@@ -187,7 +418,20 @@ def _run_subtasks(
             out_seq.extend(range(seq, seq + m))
             seq += m
 
+        def pending() -> int:
+            return len(out_cols[0]) if output is not None else len(out_seq)
+
         def flush() -> Any:
+            if output is not None:
+                try:
+                    arrays = [
+                        pa.array(col, field.type) for col, field in zip(out_cols, out_schema, strict=True)
+                    ]
+                except (TypeError, ValueError) as exc:  # Arrow's errors are ones of these too
+                    raise StepError(f"step '{step}': {columns.mismatch(out_cols, exc)}") from exc
+                for col in out_cols:
+                    col.clear()
+                return pa.RecordBatch.from_arrays(arrays, schema=out_schema)
             arrays = [
                 pa.array(out_tag, pa.string()),
                 pa.array(out_v, pa.binary()),
@@ -200,35 +444,85 @@ def _run_subtasks(
                 column.clear()
             return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
+        counts = tally.open() if tally is not None else None
+
+        def finished(r: SubtaskRunner) -> None:
+            r.finish()
+            if counts is not None:
+                counts.finished(r)
+            take(r)
+
         loads = pickle.loads
+        width = len(source.fields) if source is not None else 0
+        single = len(channels) == 1
         for batch in batches:
-            columns = [batch.column(name).to_pylist() for name in ("part", "v", "ts", "inp", "ch", "wm")]
-            for row_part, v, ts, inp, ch, wm in zip(*columns, strict=True):
-                if row_part != part:
+            n = batch.num_rows
+            if n == 0:
+                continue
+            if counts is not None:
+                counts.batch(batch)
+            if source is not None:
+                cols = source.reader.columns([batch.column(f"c{i}") for i in range(width)])
+                values: list[Any] = source.reader.make_rows(cols)
+            else:
+                values = [None if v is None else loads(v) for v in batch.column("v").to_pylist()]
+            ts_col = batch.column("ts")
+            stamps: Any = itertools.repeat(None) if ts_col.null_count == n else ts_col.to_pylist()
+            parts = batch.column("part").to_pylist()
+            if single and parts[0] == parts[-1] and batch.column("wm").null_count == n:
+                # Records of one subtask only (the input is sorted by subtask): one call.
+                if parts[0] != part:
                     if runner is not None:
-                        runner.finish()
-                        take(runner)
-                    part, seq = row_part, 0
-                    runner = SubtaskRunner(node, part, config, channels, tags)
-                    record = runner.push
-                if v is None:
+                        finished(runner)
+                    part, seq = parts[0], 0
+                    runner = SubtaskRunner(node, part, config, channels, tags, chain, main_values)
+                    if counts is not None:
+                        counts.started(runner)
+                assert runner is not None
+                runner.records(0, values, stamps, _keys(batch))
+            else:
+                if type(stamps) is not list:
+                    stamps = [None] * n
+                columns_ = [batch.column(name).to_pylist() for name in ("inp", "ch", "wm")]
+                for row_part, v, ts, inp, ch, wm in zip(parts, values, stamps, *columns_, strict=True):
+                    if row_part != part:
+                        if runner is not None:
+                            finished(runner)
+                        part, seq = row_part, 0
+                        runner = SubtaskRunner(node, part, config, channels, tags, chain, main_values)
+                        if counts is not None:
+                            counts.started(runner)
                     assert runner is not None
-                    runner.watermark(inp, ch, wm)
-                else:
-                    record(inp, loads(v), ts)
+                    if wm is not None:
+                        runner.watermark(inp, ch, wm)
+                    else:
+                        runner.push(inp, v, ts)
             if runner is not None:
                 take(runner)
-            if len(out_seq) >= _BATCH_ROWS:
+            if pending() >= _BATCH_ROWS:
                 yield flush()
         if runner is not None:
-            runner.finish()
-            take(runner)
+            finished(runner)
+        if counts is not None:
+            counts.publish()
         yield flush()
 
     return run
 
 
 _pickle_dumps = pickle.dumps
+
+
+def _keys(batch: Any) -> list[Any] | None:
+    """The keys the route pass found for a routed batch's records (None where not known)."""
+    ints, strs, n = batch.column("ki"), batch.column("ks"), batch.num_rows
+    if ints.null_count == 0:
+        return ints.to_pylist()  # type: ignore[no-any-return]
+    if strs.null_count == 0:
+        return strs.to_pylist()  # type: ignore[no-any-return]
+    if ints.null_count == n and strs.null_count == n:
+        return None
+    return [i if i is not None else s for i, s in zip(ints.to_pylist(), strs.to_pylist(), strict=True)]
 
 
 def _source_frame(spark: Any, node: SourceNode, index: int, n_sources: int) -> _Frame:
@@ -252,37 +546,6 @@ def watermark_column(schema: Any) -> tuple[str, int] | None:
     return None
 
 
-def _dataframe_frame(node: ExternalSourceNode, index: int, n_sources: int) -> _Frame:
-    """A bounded DataFrame source: each row becomes a ``Row`` value; its timestamp is the
-    ``withWatermark`` column's, when there is one. ``seq`` keeps the DataFrame's order
-    (partition by partition) and interleaves the sources as ``_source_frame`` does."""
-    df = node.handle
-    marked = watermark_column(df.schema)
-    reader = RowReader(df.schema, marked[0] if marked else None)
-
-    def events(batches: Iterator[Any]) -> Iterator[Any]:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        pid = context.partitionId() if context is not None else 0
-        row = pid << 32
-        for batch in batches:
-            values, stamps = reader.tuples(batch)
-            n = len(values)
-            cols: dict[str, list[Any]] = {
-                "tag": [None] * n,
-                "v": [dumps(reader.row(v)) for v in values],
-                "ts": stamps,
-                "wm": [None] * n,
-                "ch": [0] * n,
-                "seq": [(row + i) * n_sources + index for i in range(n)],
-            }
-            row += n
-            yield _batch(cols, _FIELDS)
-
-    return _Frame(df.mapInArrow(events, _schema(_FIELDS)), 1)
-
-
 def collect_items(node: ExternalSourceNode) -> list[Any]:
     """A bounded DataFrame source's values, read on the driver (for the in-process target)."""
     reader = RowReader(node.handle.schema)
@@ -298,24 +561,111 @@ def _consumed_tags(nodes: Sequence[Node]) -> dict[int, set[str]]:
     return tags
 
 
-def _stage(node: Node, frames: dict[int, _Frame], config: LocalConfig, tags: Sequence[str]) -> _Frame:
+def _stage(
+    node: Node,
+    frames: dict[int, _Frame],
+    config: LocalConfig,
+    tags: Sequence[str],
+    chain: Sequence[Node] = (),
+    output: tuple[str | None, OutputColumns] | None = None,
+) -> _Frame:
+    """``node``'s frame (with ``chain`` run in the same pass; ``tags`` are the last step's
+    consumed side outputs): route -> repartition -> sort -> run."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
     p = _parallelism(node, config)
     routed = None
     channels = []
+    # A DataFrame source's rows cross the shuffle as its columns when they are the only input.
+    single = node.inputs[0].source.id if len(node.inputs) == 1 else None
+    columnar = single is not None and frames[single].source is not None
     for index, edge in enumerate(node.inputs):
         src = frames[edge.source.id]
         channels.append(src.channels)
         tag = F.col("tag")
-        df = src.df.where(tag.isNull() if edge.side_tag is None else tag == edge.side_tag)
-        route = _route(node.name, index, edge, p, config.max_parallelism, src.channels)
-        df = df.mapInArrow(route, _schema(_ROUTED))
+        df = src.df
+        if src.source is not None:
+            if edge.side_tag is not None:  # a source has no side outputs
+                df = df.limit(0)
+            route = _route(node.name, index, edge, p, config.max_parallelism, 1, src.source, columnar)
+            fields = _schema(_META, src.source.fields) if columnar else _schema(_FIELDS)
+            df = df.mapInArrow(route, _schema_with_routing(fields))
+        else:
+            df = df.where(tag.isNull() if edge.side_tag is None else tag == edge.side_tag)
+            route = _route(node.name, index, edge, p, config.max_parallelism, src.channels)
+            df = df.mapInArrow(route, _schema(_ROUTED))
         routed = df if routed is None else routed.unionByName(df)
     assert routed is not None
-    ordered = routed.repartition(p, "part").sortWithinPartitions("part", "seq", "ch", "inp")
-    run = _run_subtasks(node, config, channels, sorted(tags))
-    return _Frame(ordered.mapInArrow(run, _schema(_FIELDS)), p)
+    # Subtask i to Spark partition i (hashing ``part`` itself can put two subtasks in one task).
+    spread = F.element_at(F.array(*[F.lit(v) for v in partition_keys(p)]), F.col("part") + 1)
+    ordered = routed.repartition(p, spread).sortWithinPartitions("part", "seq", "ch", "inp")
+    source = frames[single].source if columnar and single is not None else None
+    run = _run_subtasks(
+        node,
+        config,
+        channels,
+        sorted(tags),
+        source=source,
+        chain=chain,
+        output=output,
+        tally=step_tally(node),
+    )
+    frame = _Frame(ordered.mapInArrow(run, output[1].schema if output is not None else _schema(_FIELDS)), p)
+    frame.output = output is not None
+    return frame
+
+
+def _spark_hash_int(value: int) -> int:
+    """Spark's ``hash`` of an ``int`` column value (Murmur3 x86 32-bit, seed 42), as its hash
+    partitioning uses it."""
+    mask = 0xFFFFFFFF
+    k1 = (value & mask) * 0xCC9E2D51 & mask
+    k1 = ((k1 << 15) | (k1 >> 17)) & mask
+    k1 = k1 * 0x1B873593 & mask
+    h1 = 42 ^ k1
+    h1 = ((h1 << 13) | (h1 >> 19)) & mask
+    h1 = (h1 * 5 + 0xE6546B64) & mask
+    h1 ^= 4  # the length in bytes
+    h1 ^= h1 >> 16
+    h1 = h1 * 0x85EBCA6B & mask
+    h1 ^= h1 >> 13
+    h1 = h1 * 0xC2B2AE35 & mask
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 >= 1 << 31 else h1
+
+
+@functools.cache
+def partition_keys(p: int) -> tuple[int, ...]:
+    """For each subtask ``i < p``, an ``int`` that Spark's hash partitioning into ``p`` partitions
+    sends to partition ``i`` (``pmod(hash(v), p) == i``)."""
+    found: dict[int, int] = {}
+    v = 0
+    while len(found) < p:
+        found.setdefault(_spark_hash_int(v) % p, v)
+        v += 1
+    return tuple(found[i] for i in range(p))
+
+
+def _chained(node: Node, nodes: Sequence[Node], uses: dict[int, int], config: LocalConfig) -> Node | None:
+    """The step that runs in ``node``'s pass after it, if any: the only reader of ``node``'s
+    output, reading its main output through a forward edge (one input, not keyed, not
+    broadcast, the same parallelism), as Flink chains operators."""
+    if not isinstance(node, (OperatorNode, TimestampNode)) or uses.get(node.id, 0) != 1:
+        return None
+    for follower in nodes:
+        if len(follower.inputs) != 1 or follower.inputs[0].source is not node:
+            continue
+        edge = follower.inputs[0]
+        ok = (
+            isinstance(follower, OperatorNode)
+            and not follower.keyed
+            and edge.side_tag is None
+            and edge.key_selector is None
+            and not edge.broadcast
+            and _parallelism(follower, config) == _parallelism(node, config)
+        )
+        return follower if ok else None
+    return None
 
 
 _STEP_ERROR = re.compile(r"(?:fs_compat\.runtime\._local\.)?StepError: (.*)")
@@ -325,7 +675,7 @@ def _collect(frame: _Frame, tag: str | None) -> list[Any]:
     from pyspark.sql import functions as F  # noqa: N812
 
     col = F.col("tag")
-    df = frame.df.where((col.isNull() if tag is None else col == tag) & F.col("v").isNotNull())
+    df = frame.events().where((col.isNull() if tag is None else col == tag) & F.col("wm").isNull())
     try:
         rows = df.orderBy("seq", "ch").select("v").collect()
     except Exception as exc:
@@ -372,12 +722,17 @@ _by_value: set[str] = set()
 
 
 def _build_frames(
-    spark: Any, nodes: Sequence[Node], config: LocalConfig
+    spark: Any,
+    nodes: Sequence[Node],
+    config: LocalConfig,
+    output: tuple[Node, str | None, OutputColumns] | None = None,
 ) -> tuple[dict[int, _Frame], list[Any]]:
-    """The frame of every step of ``nodes`` (topologically ordered); also the DataFrames it
-    persisted (steps with several consumers are computed once, so user functions run once
-    per record)."""
+    """The frame of every step of ``nodes`` (topologically ordered) but the chained ones (see
+    ``_chained``); also the DataFrames it persisted (steps with several consumers are computed
+    once, so user functions run once per record). ``output = (step, tag, columns)``: that step's
+    run pass writes its output ``tag`` as ``columns`` (``_Frame.output``)."""
     ship_user_code()
+    check_shippable(nodes)
     tags = _consumed_tags(nodes)
     sources = [n for n in nodes if isinstance(n, SourceNode)]
     uses: dict[int, int] = {}
@@ -386,13 +741,31 @@ def _build_frames(
             uses[edge.source.id] = uses.get(edge.source.id, 0) + 1
     frames: dict[int, _Frame] = {}
     cached = []
+    chained: set[int] = set()
     for node in nodes:
+        if node.id in chained:
+            continue
         if isinstance(node, ExternalSourceNode):
-            frame = _dataframe_frame(node, sources.index(node), len(sources))
+            frame = _Frame(node.handle, 1, _Source(node.handle, sources.index(node), len(sources)))
+            if uses.get(node.id, 0) > 1:  # read once, as events, by all its consumers
+                frame = _Frame(frame.events(), 1)
         elif isinstance(node, SourceNode):
             frame = _source_frame(spark, node, sources.index(node), len(sources))
         elif isinstance(node, (OperatorNode, TimestampNode)):
-            frame = _stage(node, frames, config, sorted(tags.get(node.id, ())))
+            chain: list[Node] = []
+            last: Node = node
+            while (follower := _chained(last, nodes, uses, config)) is not None:
+                chain.append(follower)
+                last = follower
+            chained.update(n.id for n in chain)
+            wanted = set(tags.get(last.id, ()))
+            out = None
+            if output is not None and output[0] is last and not uses.get(last.id):
+                out = (output[1], output[2])
+                if output[1] is not None:
+                    wanted.add(output[1])
+            frame = _stage(node, frames, config, sorted(wanted), chain, out)
+            node = last
         else:
             continue
         if uses.get(node.id, 0) > 1:
@@ -402,20 +775,28 @@ def _build_frames(
     return frames, cached
 
 
-def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> None:
-    """Run the bounded plan that feeds ``sinks`` on ``spark``; sinks consume on the driver."""
+def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> JobSummary:
+    """Run the bounded plan that feeds ``sinks`` on ``spark``; sinks consume on the driver.
+    Returns the job's summary (``job_name`` empty: the front end names the job)."""
+    start = time.perf_counter()
     nodes = upstream_of(sinks)
-    frames, cached = _build_frames(spark, nodes, config)
+    with counting(spark) as counters:
+        frames, cached = _build_frames(spark, nodes, config)
     try:
         for sink in nodes:
             if isinstance(sink, SinkNode):
                 assert sink.consume is not None
                 edge = sink.inputs[0]
-                for value in _collect(frames[edge.source.id], edge.side_tag):
+                values = _collect(frames[edge.source.id], edge.side_tag)
+                counters.sink_received(sink, len(values))
+                for value in values:
                     sink.consume(value)
     finally:
         for df in cached:
             df.unpersist()
+    parallelism = {node.id: _parallelism(node, config) for node in nodes}
+    target = f"spark ({spark.sparkContext.master})"
+    return counters.summary(nodes, parallelism, target=target, wall_time_s=time.perf_counter() - start)
 
 
 def batch_dataframe(spark: Any, node: Node, tag: str | None, config: LocalConfig, output_type: Any) -> Any:
@@ -424,10 +805,13 @@ def batch_dataframe(spark: Any, node: Node, tag: str | None, config: LocalConfig
     DataFrame is used; steps with several consumers stay persisted."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    frames, _cached = _build_frames(spark, upstream_of([node]), config)
     out = OutputColumns(output_type)
+    frames, _cached = _build_frames(spark, upstream_of([node]), config, (node, tag, out))
+    frame = frames[node.id]
+    if frame.output:  # the step's run pass wrote the columns
+        return frame.df
     col = F.col("tag")
-    df = frames[node.id].df.where((col.isNull() if tag is None else col == tag) & F.col("v").isNotNull())
+    df = frame.events().where((col.isNull() if tag is None else col == tag) & F.col("wm").isNull())
     arrow_schema = out.arrow_schema()
     step = node.name
 
@@ -440,6 +824,10 @@ def batch_dataframe(spark: Any, node: Node, tag: str | None, config: LocalConfig
                 cols = out.columns(values)
             except TypeError as exc:
                 raise StepError(f"step '{step}': {exc}") from exc
-            yield pa.RecordBatch.from_pydict(cols, schema=arrow_schema)
+            try:
+                encoded = pa.RecordBatch.from_pydict(cols, schema=arrow_schema)
+            except (TypeError, ValueError) as exc:  # Arrow's errors are ones of these too
+                raise StepError(f"step '{step}': {out.mismatch([cols[n] for n in out.names], exc)}") from exc
+            yield encoded
 
     return df.select("v").mapInArrow(decode, out.schema)

@@ -17,8 +17,8 @@ from typing import Any, cast
 
 import cloudpickle
 
-from fs_compat.common import Row, Types
-from fs_compat.common._row import _create_row
+from fs_compat.common import Row, RowKind, Types
+from fs_compat.common._row import _create_row, _new_row, _set_fields, _set_from_dict, _set_kind, _set_values
 from fs_compat.common._typeinfo import PickledBytesTypeInfo, RowTypeInfo, TupleTypeInfo, TypeInformation
 
 
@@ -103,12 +103,53 @@ class RowReader:
             stamps = [None if v is None else epoch_ms(v) for v in cols[self._ts]]
         return list(zip(*cols, strict=True)), stamps
 
+    def columns(self, arrays: Sequence[Any]) -> list[list[Any]]:
+        """The Python values of Arrow ``arrays`` (one per field, in order) as Rows hold them."""
+        cols = [a.to_pylist() for a in arrays]
+        for i, fix in self._fixes:
+            cols[i] = [fix(v) for v in cols[i]]
+        return cols
+
+    def stamps(self, cols: Sequence[list[Any]], n: int) -> list[int | None]:
+        """The record timestamps (epoch ms) of ``n`` rows read by ``columns``."""
+        if self._ts is None:
+            return [None] * n
+        return [None if v is None else epoch_ms(v) for v in cols[self._ts]]
+
+    def make_rows(self, cols: Sequence[list[Any]]) -> list[Row]:
+        """A Row per position of ``cols`` (from ``columns``), made in bulk: the rows share one
+        list of field names (Row never changes it in place)."""
+        return make_rows(self.names, zip(*cols, strict=True))
+
     def row(self, values: Sequence[Any]) -> Row:
         return _create_row(self.names, values)
 
     def rows(self, batch: Any) -> list[Row]:
         names = self.names
         return [_create_row(names, values) for values in self.tuples(batch)[0]]
+
+
+def make_rows(names: list[str], tuples: Iterable[Sequence[Any]]) -> list[Row]:
+    """``_create_row(names, t)`` for each of ``tuples``, sharing ``names``: the per-record cost of
+    a DataFrame source is mostly making its Rows."""
+    new, fields, values, from_dict, kind, insert = (
+        _new_row,
+        _set_fields,
+        _set_values,
+        _set_from_dict,
+        _set_kind,
+        RowKind.INSERT,
+    )
+    out: list[Row] = []
+    append = out.append
+    for t in tuples:
+        row = new(Row)
+        fields(row, names)
+        values(row, list(t))
+        from_dict(row, False)
+        kind(row, insert)
+        append(row)
+    return out
 
 
 def _from_arrow(data_type: Any) -> Callable[[Any], Any]:
@@ -169,8 +210,12 @@ class OutputColumns:
     def columns(self, values: Iterable[Any]) -> dict[str, list[Any]]:
         width = self._width
         if width is not None:
-            rows = [v._values if type(v) is Row else v for v in values]
-            if all(type(v) in _SEQUENCES and len(v) == width for v in rows):
+            rows = values if type(values) is list else list(values)
+            kinds = set(map(type, rows))
+            if Row in kinds:
+                rows = [v._values if type(v) is Row else v for v in rows]
+                kinds = set(map(type, rows))
+            if kinds <= _SEQUENCE_SET and set(map(len, rows)) <= {width}:
                 fields = list(zip(*rows, strict=True)) if rows else [() for _ in self.names]
                 return {name: list(col) for name, col in zip(self.names, fields, strict=True)}
             values = rows  # one is wrong: the general path names it
@@ -183,10 +228,30 @@ class OutputColumns:
     def arrow_schema(self) -> Any:
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        return to_arrow_schema(self.schema)
+        return to_arrow_schema(self.schema, timezone="UTC")  # UTC instants, as in _batch
+
+    def mismatch(self, columns: Sequence[Sequence[Any]], error: Exception) -> str:
+        """Why ``columns`` (as ``columns()`` gives them, in schema order) did not become an Arrow
+        batch of this schema (``error``, what Arrow said): names the first value (and field)
+        that does not fit the output type. Only for error messages: it converts value by value."""
+        import pyarrow as pa
+
+        fields = list(self.arrow_schema())
+        wanted = f"the output type {self.output_type!r}"
+        for field, column in zip(fields, columns, strict=True):
+            for row, part in enumerate(column):
+                try:
+                    pa.array([part], field.type)
+                except (TypeError, ValueError, pa.ArrowException) as exc:
+                    if len(fields) == 1:
+                        return f"the value {part!r} does not fit {wanted}: {exc}"
+                    values = tuple(col[row] for col in columns)
+                    return f"field {field.name!r} of {values!r} does not fit {wanted}: {exc}"
+        return f"the values do not fit {wanted}: {error}"
 
 
 _SEQUENCES = (tuple, list)
+_SEQUENCE_SET = frozenset(_SEQUENCES)
 
 
 def _to_spark(info: TypeInformation[Any]) -> Callable[[Any], Any]:

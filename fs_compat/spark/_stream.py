@@ -14,12 +14,19 @@ Physical plan:
    key group is visited in every micro-batch: processing-time timers and TTL cleanup run for idle
    keys too, and every key group learns the micro-batch's largest timestamp.
 2. ``groupBy("kg").applyInPandasWithState`` (no Spark timeout, no Spark watermark): one state row
-   per key group holds that group's keyed state, timers and largest timestamp seen, as one blob
-   (``KeyedStateBackend.snapshot_key_group``). Per call: restore the group (skipped when this
-   Python worker still holds the same version: each write gets a new random token), fire due
+   per key group holds that group's keyed state and timers as one blob
+   (``KeyedStateBackend.snapshot_key_group``), plus a header read without unpickling the blob:
+   a token (the blob's version, random, new with each write), the largest timestamp seen, the
+   earliest event-time and processing-time timers, and whether state with TTL holds entries.
+   A call with only markers for a group none of whose timers is due (by the new watermark, by
+   processing time) and that holds no TTL state returns at once: nothing is restored or
+   rewritten (when the largest timestamp grew, the row is written back with only that field
+   changed). Otherwise: take the group from this Python worker's cache when it holds the row's
+   version (same token), else restore it from the blob into a new operator instance; fire due
    processing-time timers, process the group's records in input order, advance the watermark to
    ``largest timestamp - delay`` (firing event-time timers), run the steps after the keyed one,
-   and write the blob back only if it changed. Output rows follow the stream's output type
+   and write the row back only if it changed (blobs are pickled without pickle's memo, so
+   unchanged state gives the same bytes). Output rows follow the stream's output type
    (``_convert.OutputColumns``).
 
 The watermark is computed here rather than by Spark: Spark drops records behind its watermark
@@ -30,14 +37,21 @@ column (Spark's watermark is ``max - delay``). Records are never dropped as late
 process function sees them.
 
 Processing time is the micro-batch's timestamp unless the job set a clock
-(``env.set_processing_time_clock``). ``open()`` runs once per key group per Python worker;
-``close()`` is not called (a streaming query has no end).
+(``env.set_processing_time_clock``). ``open()`` runs when a Python worker first uses a key group,
+and again when its cached instance is stale (another worker or an earlier run of the micro-batch
+wrote the group since); ``close()`` is not called (a streaming query has no end).
+
+The worker cache (``_WorkerCache``) lives in this module, as Spark unpickles the function anew for
+every task while it reuses the Python worker process; it is bounded by the total size of the blobs
+it holds (``spark.fs_compat.streaming.workerCacheBytes``, 64 MiB by default).
 """
 
 from __future__ import annotations
 
 import pickle
 import random
+import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -46,9 +60,11 @@ import attrs
 from fs_compat.common._row import _create_row
 from fs_compat.runtime import (
     ExternalSourceNode,
+    KeyedStateBackend,
     KeyEncoder,
     LocalConfig,
     Node,
+    Operator,
     OperatorNode,
     RuntimeMode,
     SinkNode,
@@ -56,10 +72,13 @@ from fs_compat.runtime import (
     TimestampNode,
     route_key,
     subtask_of,
+    upstream_of,
 )
+from fs_compat.runtime._state import stable_pickle
 
 from ._batch import ship_user_code, watermark_column
 from ._convert import OutputColumns, RowReader, dumps
+from ._ship import check_shippable
 from ._task import micro_batch_id
 
 _MIN = -(2**63)
@@ -144,6 +163,7 @@ def stream_dataframe(
         )
     del spark  # the source DataFrame knows its session
     ship_user_code()
+    check_shippable(upstream_of([node]))
     shape = stream_shape(node, tag)
     out = OutputColumns(output_type)
     source = shape.source.handle
@@ -151,17 +171,13 @@ def stream_dataframe(
         return source.mapInArrow(_stateless(shape, tag, config, out), out.schema)
     delay = _watermark_delay(shape)
     pre = source.mapInArrow(_pre(shape, config), _spark_schema(_PRE_FIELDS))
-    from pyspark.sql.types import BinaryType, LongType, StructField, StructType
-
-    state_schema = StructType(
-        [StructField("blob", BinaryType(), True), StructField("token", LongType(), True)]
-    )
     row_names = None if shape.before else _reader(shape).names
-    fn = _KeyGroups(shape.keyed, shape.after, tag, config, out, clock, delay, row_names)
+    cache_bytes = int(source.sparkSession.conf.get(WORKER_CACHE_CONF, str(DEFAULT_WORKER_CACHE_BYTES)))
+    fn = _KeyGroups(shape.keyed, shape.after, tag, config, out, clock, delay, row_names, cache_bytes)
     return pre.groupBy("kg").applyInPandasWithState(
         fn,
         outputStructType=out.schema,
-        stateStructType=state_schema,
+        stateStructType=_spark_schema(_STATE_FIELDS),
         outputMode="append",
         timeoutConf="NoTimeout",
     )
@@ -174,6 +190,7 @@ def _spark_schema(fields: Sequence[tuple[str, str]]) -> Any:
         "int": st.IntegerType(),
         "long": st.LongType(),
         "binary": st.BinaryType(),
+        "boolean": st.BooleanType(),
     }
     return st.StructType([st.StructField(n, kinds[k], True) for n, k in fields])
 
@@ -299,15 +316,61 @@ def _arrow_schema() -> Any:
     return pa.schema([("kg", pa.int32()), ("seq", pa.int64()), ("v", pa.binary()), ("ts", pa.int64())])
 
 
-_EMPTY_STATE = pickle.dumps((1, {}, {}), protocol=5)
+#: The state row of a key group: the blob (``_KeyGroups._save``) and a header that says, without
+#: unpickling the blob, which version it is and whether an idle micro-batch has work for the group.
+_STATE_FIELDS = (
+    ("blob", "binary"),  # pickled (backend snapshot, event-time timers, processing-time timers)
+    ("token", "long"),  # random, new with every blob written: the blob's version
+    ("max_ts", "long"),  # the largest timestamp the key group has seen (its watermark + delay)
+    ("next_event", "long"),  # the earliest event-time timer, or null
+    ("next_proc", "long"),  # the earliest processing-time timer, or null
+    ("ttl", "boolean"),  # whether state with TTL holds entries (time alone may expire them)
+)
+
+_EMPTY_STATE = KeyedStateBackend().snapshot_key_group(0)  # what a key group without state gives
+
+
+@attrs.frozen
+class _StateRow:
+    """A key group's state row as read from Spark's state store."""
+
+    blob: bytes
+    token: int
+    max_ts: int | None
+    next_event: int | None
+    next_proc: int | None
+    ttl: bool
+
+    @classmethod
+    def read(cls, row: Sequence[Any]) -> _StateRow:
+        blob, token, max_ts, next_event, next_proc, ttl = row
+        return cls(bytes(blob), int(token), _opt(max_ts), _opt(next_event), _opt(next_proc), bool(ttl))
+
+    def values(self) -> tuple[Any, ...]:
+        return (self.blob, self.token, self.max_ts, self.next_event, self.next_proc, self.ttl)
+
+
+def _opt(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def _first(item: tuple[Any, ...]) -> Any:
     return item[0]
 
 
+def _stable_dumps(value: Any) -> bytes:
+    """Pickled so that equal values give equal bytes where possible (``stable_pickle``), so an
+    unchanged key group is not rewritten; ``dumps`` for values plain pickle cannot take."""
+    try:
+        return stable_pickle(value)
+    except Exception:
+        return dumps(value)
+
+
 class _Group:
-    """One key group's operator instance in a Python worker, and the state version it holds."""
+    """One key group's operator instance in a Python worker, and the state version it holds:
+    ``token`` and ``blob`` of the state row it was restored from or last wrote, ``max_ts`` the
+    largest timestamp it has seen."""
 
     __slots__ = ("blob", "max_ts", "now", "runner", "token")
 
@@ -317,6 +380,81 @@ class _Group:
         self.token: int | None = None
         self.blob: bytes | None = None
         self.max_ts: int | None = None
+
+
+class _WorkerCache:
+    """The key groups a Python worker keeps between micro-batches (Spark reuses Python workers
+    across tasks, ``spark.python.worker.reuse``; the ``applyInPandasWithState`` function itself
+    is unpickled anew for every task, so the cache lives in this module).
+
+    Keyed by (plan, streaming query, key group). A group is taken out while a call uses it and put
+    back only after the call has written its state row, so a call that failed half-way leaves
+    nothing behind; a group taken is used only when its token is the state row's (see
+    ``_KeyGroups._group_for``), so a retried task, a re-run micro-batch or a query restarted from
+    an older checkpoint restores from the state store instead. Least recently used groups leave
+    once their blobs add up to more than ``limit`` bytes (objects in memory take several times
+    their blob's size)."""
+
+    def __init__(self) -> None:
+        self.groups: OrderedDict[tuple[str, str, int], _Group] = OrderedDict()
+        self.size = 0
+
+    def take(self, key: tuple[str, str, int]) -> _Group | None:
+        group = self.groups.pop(key, None)
+        if group is not None:
+            self.size -= len(group.blob or b"")
+        return group
+
+    def put(self, key: tuple[str, str, int], group: _Group, limit: int) -> None:
+        size = len(group.blob or b"")
+        if size > limit:
+            return
+        self.groups[key] = group
+        self.size += size
+        while self.size > limit:
+            _, old = self.groups.popitem(last=False)
+            self.size -= len(old.blob or b"")
+
+
+_CACHE = _WorkerCache()
+
+#: The largest total blob size of the key groups a Python worker keeps (``_WorkerCache``), and
+#: the Spark configuration key that sets it (read when the streaming DataFrame is built).
+DEFAULT_WORKER_CACHE_BYTES = 64 << 20
+WORKER_CACHE_CONF = "spark.fs_compat.streaming.workerCacheBytes"
+
+
+def _query_id() -> str:
+    """The id of the streaming query the current task belongs to ("" outside one)."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    found = context.getLocalProperty("sql.streaming.queryId") if context is not None else None
+    return found or ""
+
+
+def _overrides(op: Operator, hook: str) -> bool:
+    return getattr(type(op), hook) is not getattr(Operator, hook)
+
+
+def _idle_hooks(nodes: Sequence[Node]) -> tuple[bool, bool]:
+    """For the operators of ``nodes`` (instances made here, then dropped): whether a call with no
+    records, no timer due and no TTL state may be skipped, and whether any operator acts when the
+    watermark advances (``on_watermark``), so that the watermark advancing is work too.
+
+    ``on_checkpoint`` is work unless it is the base one, or a Bytewax ``stateful_batch``'s (it
+    snapshots the keys touched since the last checkpoint: none in such a call)."""
+    from fs_compat.bytewax._ops import StatefulBatchOperator
+
+    skippable, on_watermark = True, False
+    for node in nodes:
+        if not isinstance(node, OperatorNode) or node.operator_factory is None:
+            return False, True
+        op = node.operator_factory()
+        if _overrides(op, "on_checkpoint") and not isinstance(op, StatefulBatchOperator):
+            skippable = False
+        on_watermark = on_watermark or _overrides(op, "on_watermark")
+    return skippable, on_watermark
 
 
 class _KeyGroups:
@@ -332,6 +470,7 @@ class _KeyGroups:
         clock: Callable[[], int] | None,
         delay: int | None,
         row_names: list[str] | None = None,
+        cache_bytes: int = DEFAULT_WORKER_CACHE_BYTES,
     ) -> None:
         self.row_names = row_names  # records arrive as tuples of a Row's values
         self.keyed = keyed
@@ -341,14 +480,12 @@ class _KeyGroups:
         self.out = out
         self.clock = clock
         self.delay = delay
-        self._groups: dict[int, _Group] = {}
+        self.cache_bytes = cache_bytes
+        #: This plan, in workers' caches: every task unpickles its own copy of this object.
+        self.plan_id = uuid.uuid4().hex
+        self.skip_idle, self.watermark_hooks = _idle_hooks((keyed, *self.after))
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_groups"] = {}
-        return state
-
-    def _group(self, kg: int) -> _Group:
+    def _new_group(self, kg: int) -> _Group:
         now = [0]
         clock = self.clock or (lambda: now[0])
         config = attrs.evolve(self.config, clock=clock)
@@ -363,8 +500,7 @@ class _KeyGroups:
         import pandas as pd
 
         kg = int(key[0])
-        stored = state.get if state.exists else None
-        token = None if stored is None else int(stored[1])
+        row = _StateRow.read(state.get) if state.exists else None
         # Records (v set) and markers (v null, ts = a partition's largest timestamp), as lists:
         # per-record pandas access is slow.
         seqs: list[int] = []
@@ -378,59 +514,113 @@ class _KeyGroups:
         found = [ts for ts in stamps if ts is not None and ts == ts]  # NaN != NaN
         batch_max = int(max(found)) if found else None
         data = [(seq, v, ts) for seq, v, ts in zip(seqs, vs, stamps, strict=True) if v is not None]
-        group = self._groups.get(kg)
-        if group is None or group.token != token:
-            if stored is None and not data:
+        if row is None:
+            if not data:
                 return  # a marker for a key group that holds nothing
-            group = self._group(kg)
-            if stored is not None:
-                self._restore(group, kg, bytes(stored[0]))
-            group.token, group.blob = token, None if stored is None else bytes(stored[0])
-            self._groups[kg] = group
+            group = self._new_group(kg)
+        elif not data and self._idle(row, state, batch_max):
+            if self.delay is not None and batch_max is not None and _above(batch_max, row.max_ts):
+                state.update(attrs.evolve(row, max_ts=batch_max).values())  # the blob as it was
+            return
+        else:
+            group = self._group_for(kg, row)
+        cache_key = (self.plan_id, _query_id(), kg)
         runner = group.runner
         group.now[0] = int(state.getCurrentProcessingTimeMs())
         runner.processing_time_advanced()
         if data:
             data.sort(key=_first)  # input order (Spark's shuffle does not keep it)
-            names, loads, record = self.row_names, pickle.loads, runner.record
-            for _seq, v, ts in data:
-                value = loads(v) if names is None else _create_row(names, loads(v))
-                record(0, value, None if ts is None or ts != ts else int(ts))
-        if self.delay is not None and batch_max is not None:
-            if group.max_ts is None or batch_max > group.max_ts:
-                group.max_ts = batch_max
-                runner.watermark(0, 0, batch_max - self.delay)
+            names, loads = self.row_names, pickle.loads
+            values = (
+                [loads(v) for _seq, v, _ts in data]
+                if names is None
+                else [_create_row(names, loads(v)) for _seq, v, _ts in data]
+            )
+            runner.records(0, values, [None if ts is None or ts != ts else int(ts) for _s, _v, ts in data])
+        if self.delay is not None and batch_max is not None and _above(batch_max, group.max_ts):
+            group.max_ts = batch_max
+            runner.watermark(0, 0, batch_max - self.delay)
         runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
         results = [v for g, v, _t, wm in runner.drain() if wm is None and g == self.tag]
         runner.runtime.backend.purge_expired()  # expired TTL state leaves the state store
-        self._save(group, kg, state)
+        if self._save(group, kg, state, row):
+            _CACHE.put(cache_key, group, self.cache_bytes)
         if results:
             cols = self.out.columns(results)
             yield pd.DataFrame({name: pd.Series(cols[name], dtype=object) for name in self.out.names})
 
+    def _idle(self, row: _StateRow, state: Any, batch_max: int | None) -> bool:
+        """Whether a call without records has nothing to do for the key group of ``row``: no
+        processing-time timer due, no event-time timer at or below the new watermark, no state
+        with TTL, and no operator that acts on checkpoints or (when it advances) on the
+        watermark."""
+        if not self.skip_idle or row.ttl:
+            return False
+        if row.next_proc is not None:
+            if self.clock is None:
+                now = int(state.getCurrentProcessingTimeMs())
+            elif getattr(self.clock, "for_task", None) is None:
+                now = self.clock()
+            else:
+                return False  # each operator instance has its own clock
+            if row.next_proc <= now:
+                return False
+        if self.delay is None or batch_max is None or not _above(batch_max, row.max_ts):
+            return True  # the watermark stays
+        if self.watermark_hooks:
+            return False
+        return row.next_event is None or row.next_event > batch_max - self.delay
+
+    def _group_for(self, kg: int, row: _StateRow) -> _Group:
+        """The operator instance of key group ``kg`` holding the state of ``row``: this worker's
+        cached one when it holds that version (same token, and it has not seen a larger
+        timestamp than the row), else a new one restored from the row."""
+        group = _CACHE.take((self.plan_id, _query_id(), kg))
+        if group is None or group.token != row.token or _above(group.max_ts, row.max_ts):
+            group = self._new_group(kg)
+            self._restore(group, kg, row.blob)
+            group.token, group.blob = row.token, row.blob
+        if self.delay is not None and row.max_ts is not None and _above(row.max_ts, group.max_ts):
+            # Timers up to the row's watermark fired before it was written (or were not due).
+            group.runner.watermark(0, 0, row.max_ts - self.delay)
+            group.runner.drain()
+        group.max_ts = row.max_ts if _above(row.max_ts, group.max_ts) else group.max_ts
+        return group
+
     def _restore(self, group: _Group, kg: int, blob: bytes) -> None:
-        backend_blob, event_timers, processing_timers, max_ts = pickle.loads(blob)
+        backend_blob, event_timers, processing_timers = pickle.loads(blob)
         rt = group.runner.runtime
         rt.backend.restore_key_group(kg, backend_blob)
         rt.event_timers.restore(event_timers)
         rt.processing_timers.restore(processing_timers)
-        group.max_ts = max_ts
-        if self.delay is not None and max_ts is not None:
-            group.runner.watermark(0, 0, max_ts - self.delay)
-            group.runner.drain()  # timers up to it fired before the snapshot
 
-    def _save(self, group: _Group, kg: int, state: Any) -> None:
+    def _save(self, group: _Group, kg: int, state: Any, row: _StateRow | None) -> bool:
+        """Write the key group's state row if it changed (remove it when nothing is left);
+        whether the group may be cached, holding the row's version."""
         rt = group.runner.runtime
         backend_blob = rt.backend.snapshot_key_group(kg)
         event_timers = rt.event_timers.snapshot()
         processing_timers = rt.processing_timers.snapshot()
         if backend_blob == _EMPTY_STATE and not event_timers and not processing_timers:
-            if group.blob is not None:
+            if row is not None:
                 state.remove()
-            group.blob, group.token = None, None
-            return
-        blob = dumps((backend_blob, event_timers, processing_timers, group.max_ts))
-        if blob != group.blob:
+            return False
+        blob = _stable_dumps((backend_blob, event_timers, processing_timers))
+        if row is None or blob != group.blob or group.max_ts != row.max_ts:
             token = random.getrandbits(62)
-            state.update((blob, token))
+            written = _StateRow(
+                blob,
+                token,
+                group.max_ts,
+                event_timers[0][0] if event_timers else None,
+                processing_timers[0][0] if processing_timers else None,
+                rt.backend.holds_ttl_state(),
+            )
+            state.update(written.values())
             group.blob, group.token = blob, token
+        return True
+
+
+def _above(a: int | None, b: int | None) -> bool:
+    """``a > b`` where None is below every timestamp."""
+    return a is not None and (b is None or a > b)

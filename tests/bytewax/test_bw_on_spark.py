@@ -157,7 +157,7 @@ def test_unknown_target() -> None:
 # The in-process runner. -------------------------------------------------------------------------
 
 
-class KeepLast(StatefulLogic):  # type: ignore[type-arg]
+class KeepLast(StatefulLogic):
     def __init__(self, resume_state: Any) -> None:
         self.state = resume_state
 

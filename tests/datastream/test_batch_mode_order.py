@@ -14,7 +14,7 @@ from fs_compat.datastream import KeyedProcessFunction, RuntimeExecutionMode, Str
 from fs_compat.datastream.state import ListStateDescriptor
 
 
-class Seen(KeyedProcessFunction):  # type: ignore[type-arg]
+class Seen(KeyedProcessFunction):
     def open(self, runtime_context: Any) -> None:
         self.seen = runtime_context.get_list_state(ListStateDescriptor("seen", Types.INT()))
 

@@ -66,7 +66,7 @@ def _timed(env: StreamExecutionEnvironment, items: list[tuple[str, int]]) -> Any
     return env.from_collection(items).assign_timestamps_and_watermarks(ws)
 
 
-class Describe(ProcessWindowFunction):  # type: ignore[type-arg]
+class Describe(ProcessWindowFunction):
     """(key, start, end, sorted second fields) of a TimeWindow."""
 
     def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
@@ -219,7 +219,7 @@ class _FiresOnBang(Trigger[Any, Any]):
         pass
 
 
-class _Texts(WindowFunction):  # type: ignore[type-arg]
+class _Texts(WindowFunction):
     def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
         return ["".join(v[0] for v in inputs)]
 
@@ -286,12 +286,12 @@ def test_delta_evictor_after_the_function() -> None:
     assert list(out) == [[1, 2], [1, 2, 9, 10]]
 
 
-class _Texts2(WindowFunction):  # type: ignore[type-arg]
+class _Texts2(WindowFunction):
     def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
         return [[v[1] for v in inputs]]
 
 
-class _Average(AggregateFunction):  # type: ignore[type-arg]
+class _Average(AggregateFunction):
     def create_accumulator(self) -> tuple[int, int]:
         return 0, 0
 
@@ -306,7 +306,7 @@ class _Average(AggregateFunction):  # type: ignore[type-arg]
 
 
 def test_aggregate_over_sliding_windows_with_a_window_function() -> None:
-    class WithWindow(WindowFunction):  # type: ignore[type-arg]
+    class WithWindow(WindowFunction):
         def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
             yield (key, window.start, next(iter(inputs)))
 
@@ -332,7 +332,7 @@ def test_aggregate_over_sliding_windows_with_a_window_function() -> None:
 # Per-window and per-key state of a ProcessWindowFunction. -------------------------------------
 
 
-class CountFirings(ProcessWindowFunction):  # type: ignore[type-arg]
+class CountFirings(ProcessWindowFunction):
     """How often this window fired (window state) and how often any window of the key fired
     (global state); the window's count is dropped when the window expires."""
 
@@ -386,7 +386,7 @@ def test_window_state_is_refused_with_merging_windows() -> None:
         job.execute_and_collect()
 
 
-class _SumPerKey(AllWindowFunction):  # type: ignore[type-arg]
+class _SumPerKey(AllWindowFunction):
     def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
         yield sum(v[1] for v in inputs)
 
@@ -591,7 +591,7 @@ class CountingEventTimeTrigger(Trigger[Any, Any]):
 
 
 def test_merged_trigger_state_follows_the_session() -> None:
-    class CountOf(ProcessWindowFunction):  # type: ignore[type-arg]
+    class CountOf(ProcessWindowFunction):
         def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
             yield len(list(elements))
 
@@ -614,7 +614,7 @@ def test_merged_trigger_state_follows_the_session() -> None:
 
 
 def test_count_windows_free_their_state_when_they_fire() -> None:
-    class Sum(WindowFunction):  # type: ignore[type-arg]
+    class Sum(WindowFunction):
         def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
             yield sum(v[1] for v in inputs)
 

@@ -34,7 +34,7 @@ def orders() -> Any:
     return spark.createDataFrame(rows, "customer STRING, id LONG, amount DOUBLE")
 
 
-class RunningTotal(KeyedProcessFunction):  # type: ignore[type-arg]
+class RunningTotal(KeyedProcessFunction):
     def open(self, runtime_context: Any) -> None:
         self.total = runtime_context.get_state(ValueStateDescriptor("total", Types.DOUBLE()))
 

@@ -70,6 +70,9 @@ class Program:
     spec: Spec
     # A second keyed step, by the same key, behind a non-keyed map of the first one's outputs.
     then: Spec | None = None
+    # "collection": env.from_collection of the tuples; "dataframe": env.from_dataframe of a
+    # DataFrame of them (Row values; on Spark its columns cross the shuffle, not pickled values).
+    source: str = "collection"
 
 
 def _add(a: int, b: int) -> int:
@@ -199,7 +202,13 @@ def run(program: Program, target: str) -> Counter[Any]:
     env.configure(Configuration().set_string("execution.target", target))
     env.set_runtime_mode(RuntimeExecutionMode[program.mode])
     env.set_parallelism(program.parallelism)
-    ds = env.from_collection(list(program.records))
+    if program.source == "dataframe":
+        from fs_compat.spark import spark_session
+
+        frame = spark_session().createDataFrame(list(program.records), "key string, value long, ts long")
+        ds = env.from_dataframe(frame)
+    else:
+        ds = env.from_collection(list(program.records))
     if program.out_of_orderness_ms is not None:
         strategy = WatermarkStrategy.for_bounded_out_of_orderness(
             Duration.of_millis(program.out_of_orderness_ms)
@@ -262,6 +271,7 @@ def _programs(mode: str) -> st.SearchStrategy[Program]:
         key_typed=st.booleans(),
         spec=specs,
         then=(st.none() | second_steps) if mode == "STREAMING" else st.none(),
+        source=st.sampled_from(["collection", "dataframe"]),
     )
 
 
@@ -349,6 +359,7 @@ def test_smoke_programs_emit_what_they_should() -> None:
 @example(program=SMOKE_TIMERS)
 @example(program=replace(SMOKE_TIMERS, mode="BATCH"))
 @example(program=SMOKE_TWO_STEPS)
+@example(program=replace(SMOKE_TWO_STEPS, source="dataframe"))
 @given(program=programs)
 def test_local_and_spark_agree(program: Program) -> None:
     spec = program.spec
@@ -359,6 +370,7 @@ def test_local_and_spark_agree(program: Program) -> None:
     for kind in sorted(set(spec.ops)):
         event(f"state={kind}")
     event("two keyed steps" if program.then is not None else "one keyed step")
+    event(f"source={program.source}")
     local = run(program, "local")
     spark = run(program, "spark")
     assert spark == local, (

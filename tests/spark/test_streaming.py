@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 OUT = Types.ROW_NAMED(["key", "count", "kind"], [Types.STRING(), Types.LONG(), Types.STRING()])
 
 
-class CountWithTimer(KeyedProcessFunction):  # type: ignore[type-arg]
+class CountWithTimer(KeyedProcessFunction):
     """Counts records per key; the first record of a key sets an event-time timer 1 s later,
     which reports the count then."""
 
@@ -117,7 +117,7 @@ class FileClock:
             return int(f.read())
 
 
-class RememberWithTtl(KeyedProcessFunction):  # type: ignore[type-arg]
+class RememberWithTtl(KeyedProcessFunction):
     """Remembers each key for 1 s of processing time (TTL); its first record also sets a
     processing-time timer 500 ms later."""
 

@@ -46,10 +46,10 @@ def mistakes(ctx: RuntimeContext) -> None:
     n: int = map_state.get("a")  # E: Incompatible types in assignment (expression has type "int | None", variable has type "int")  [assignment]
 
     # Each getter takes its own descriptor kind.
-    ctx.get_state(ListStateDescriptor("l", Types.STRING()))  # E: Argument 1 to "get_state" of "RuntimeContext" has incompatible type "ListStateDescriptor[str]"; expected "ValueStateDescriptor[Never]"  [arg-type]
+    ctx.get_state(ListStateDescriptor("l", Types.STRING()))  # E: Argument 1 to "get_state" of "RuntimeContext" has incompatible type "ListStateDescriptor[str]"; expected "ValueStateDescriptor[Any]"  [arg-type]
 
     # An AggregatingStateDescriptor needs an AggregateFunction, not a callable ...
-    AggregatingStateDescriptor("avg", lambda v, acc: acc, Types.LONG())  # E: Argument 2 to "AggregatingStateDescriptor" has incompatible type "Callable[[Any, Any], Any]"; expected "AggregateFunction[Never, int, Never]"  [arg-type]
+    AggregatingStateDescriptor("avg", lambda v, acc: acc, Types.LONG())  # E: Argument 2 to "AggregatingStateDescriptor" has incompatible type "Callable[[Any, Any], Any]"; expected "AggregateFunction[Any, int, Any]"  [arg-type]
     # ... and its type info is the accumulator's type.
     AggregatingStateDescriptor("avg", Average(), Types.STRING())  # E: Cannot infer value of type parameter "ACC" of "AggregatingStateDescriptor"  [misc]
     avg = ctx.get_aggregating_state(

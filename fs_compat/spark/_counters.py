@@ -1,0 +1,173 @@
+"""The JobSummary of a bounded plan on Spark: each step's Spark function counts the records
+arriving on each of its inputs per Arrow batch (a step chained after another in the same pass
+counts what it gets from it), and its keyed state once per subtask at the end; the counts reach
+the driver through one Spark accumulator per job.
+
+Spark may run a task more than once (the sampling pass of a sort, a retried task, a recomputed
+partition): each task adds its counts under its ``(step, partition)``, and the accumulator keeps
+one value per such key rather than adding them up, so repeated runs are counted once.
+
+Only ``run_batch`` counts (``counting``); plans built outside it (``to_dataframe``) carry no
+counters and cost nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from fs_compat.runtime import (
+    JobSummary,
+    Node,
+    OperatorNode,
+    SinkNode,
+    SubtaskRunner,
+    state_size,
+    summarize,
+)
+from fs_compat.runtime._summary import counted_push
+
+#: An accumulator entry: ``("in", step id, partition)`` -> records per input, or
+#: ``("state", step id, partition)`` -> ``(keys, bytes)``.
+_Key = tuple[str, int, int]
+
+
+class _KeepLatest:
+    """A PySpark AccumulatorParam over dicts: a key added again replaces its value."""
+
+    def zero(self, value: dict[_Key, Any]) -> dict[_Key, Any]:
+        return {}
+
+    def addInPlace(self, value1: dict[_Key, Any], value2: dict[_Key, Any]) -> dict[_Key, Any]:  # noqa: N802
+        value1.update(value2)
+        return value1
+
+
+class JobCounters:
+    """The counters of one job being run: an accumulator, plus the sink counts taken on the
+    driver."""
+
+    def __init__(self, spark: Any) -> None:
+        self.accumulator = spark.sparkContext.accumulator({}, _KeepLatest())
+        self.sinks: dict[int, int] = {}
+
+    def sink_received(self, sink: SinkNode, count: int) -> None:
+        self.sinks[sink.id] = count
+
+    def summary(
+        self, nodes: Sequence[Node], parallelism: dict[int, int], *, target: str, wall_time_s: float
+    ) -> JobSummary:
+        """The JobSummary of ``nodes``; ``parallelism`` is each step's number of subtasks (a
+        broadcast input reaches every subtask: its rows count once)."""
+        edge_in: dict[tuple[int, int], int] = {}
+        state: dict[int, tuple[int, int]] = {}
+        for (kind, step, _part), value in dict(self.accumulator.value).items():
+            if kind == "in":
+                for index, count in enumerate(value):
+                    edge_in[(step, index)] = edge_in.get((step, index), 0) + count
+            else:
+                keys, size = state.get(step, (0, 0))
+                state[step] = (keys + value[0], size + value[1])
+        for node in nodes:
+            p = parallelism.get(node.id, 1)
+            for index, edge in enumerate(node.inputs):
+                if edge.broadcast and p > 1 and (node.id, index) in edge_in:
+                    edge_in[(node.id, index)] //= p
+        for sink_id, count in self.sinks.items():
+            edge_in[(sink_id, 0)] = count
+        return summarize(nodes, edge_in, state, target=target, wall_time_s=wall_time_s)
+
+
+_current: list[JobCounters] = []
+
+
+@contextlib.contextmanager
+def counting(spark: Any) -> Iterator[JobCounters]:
+    """Steps whose Spark functions are built inside the block count into the JobCounters."""
+    counters = JobCounters(spark)
+    _current.append(counters)
+    try:
+        yield counters
+    finally:
+        _current.remove(counters)
+
+
+class StepTally:
+    """What a step's Spark function counts with (picklable; built on the driver with
+    ``step_tally``); ``open()`` gives the per-task counts."""
+
+    def __init__(self, node: Node, accumulator: Any) -> None:
+        self.step = node.id
+        self.inputs = len(node.inputs)
+        self.accumulator = accumulator
+
+    def open(self) -> TaskTally:
+        return TaskTally(self)
+
+
+class TaskTally:
+    """The counts of one Spark task of one step."""
+
+    def __init__(self, tally: StepTally) -> None:
+        self._tally = tally
+        self.records = [0] * tally.inputs
+        #: Per chained step: the records it got (it has one input).
+        self.chained: dict[int, list[int]] = {}
+        self.state: dict[int, tuple[int, int]] = {}
+
+    def batch(self, batch: Any) -> None:
+        """Count the records (rows without a watermark, ``wm`` null) of one routed Arrow batch
+        of the first step, per input (column ``inp``)."""
+        marks = batch.column("wm")
+        n = marks.null_count
+        if not n:
+            return
+        if len(self.records) == 1:
+            self.records[0] += n
+            return
+        import pyarrow.compute as pc
+
+        inputs = batch.column("inp")
+        if n < batch.num_rows:
+            inputs = inputs.filter(pc.is_null(marks))
+        for entry in pc.value_counts(inputs).to_pylist():
+            self.records[entry["values"]] += entry["counts"]
+
+    def started(self, runner: SubtaskRunner) -> None:
+        """A subtask started: the steps chained after the first one count the records they get
+        from the step before (they have no Arrow batches of their own)."""
+        for task in runner._chain[1:]:
+            counter = self.chained.setdefault(task.node.id, [0])
+            task.push = counted_push(task.push, counter)  # type: ignore[method-assign,assignment]
+
+    def finished(self, runner: SubtaskRunner) -> None:
+        """A subtask ended: add the keyed state its steps hold."""
+        for task in runner._chain:
+            node = task.node
+            if isinstance(node, OperatorNode) and node.keyed:
+                keys, size = self.state.get(node.id, (0, 0))
+                for inst in task.instances:
+                    if inst.backend is not None:
+                        k, b = state_size(inst.backend)
+                        keys, size = keys + k, size + b
+                self.state[node.id] = (keys, size)
+
+    def publish(self) -> None:
+        """The task ended: hand its counts to the driver."""
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        part = context.partitionId() if context is not None else 0
+        update: dict[_Key, Any] = {("in", self._tally.step, part): tuple(self.records)}
+        for step, counter in self.chained.items():
+            update[("in", step, part)] = tuple(counter)
+        for step, sizes in self.state.items():
+            update[("state", step, part)] = sizes
+        self._tally.accumulator.add(update)
+
+
+def step_tally(node: Node) -> StepTally | None:
+    """The tally ``node``'s Spark function counts with, when a job is counting (on the driver,
+    while ``run_batch`` builds the job); else None."""
+    return StepTally(node, _current[-1].accumulator) if _current else None

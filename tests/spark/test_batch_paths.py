@@ -1,0 +1,173 @@
+"""Which path a bounded plan takes on Spark, and that each gives what the in-process target gives:
+
+- a DataFrame source read by its only consumer crosses the shuffle as its own columns, read by
+  a step with other inputs too it becomes pickled Rows (``_batch._stage``);
+- keys the route pass found travel to the run pass (``ki`` for ints, ``ks`` for strings, none
+  for other keys: the run pass calls the key selector);
+- a non-keyed step fed through a forward edge runs in its upstream step's pass (chaining), and
+  the step ``to_dataframe`` reads writes the output columns itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+
+from fs_compat.common import Configuration, Types
+from fs_compat.datastream import (
+    KeyedProcessFunction,
+    OutputTag,
+    ProcessFunction,
+    StreamExecutionEnvironment,
+)
+from fs_compat.datastream.state import ValueStateDescriptor
+from fs_compat.runtime import upstream_of
+from fs_compat.spark import spark_session
+from fs_compat.spark._batch import _build_frames, partition_keys
+from fs_compat.spark._convert import OutputColumns
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+ODD: OutputTag[tuple[str, int]] = OutputTag("odd", Types.TUPLE([Types.STRING(), Types.LONG()]))
+OUT = Types.TUPLE([Types.STRING(), Types.LONG(), Types.LONG()])
+
+
+def _env(target: str) -> StreamExecutionEnvironment:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.configure(Configuration().set_string("execution.target", target))
+    env.set_parallelism(2)
+    return env
+
+
+class Count(KeyedProcessFunction):
+    """Per key: how many records so far; emits ``(repr(key), id, count)``."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        count = (self.count.value() or 0) + 1
+        self.count.update(count)
+        yield repr(ctx.get_current_key()), value[1], count
+
+
+class SplitOdd(ProcessFunction):
+    """Main output as is; odd counts also to the side output ``odd``."""
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        yield value
+        if value[2] % 2:
+            yield ODD, (value[0], value[2])
+
+
+def _mixed_key(row: Any) -> Any:
+    """Ints, strings and tuples as keys (the last travel to the run pass as no key)."""
+    k = row[0]
+    return k if k % 3 == 0 else str(k) if k % 3 == 1 else (k, "t")
+
+
+@pytest.fixture(scope="module")
+def events() -> Any:
+    rows = [(i % 7, i) for i in range(60)]
+    return spark_session().createDataFrame(rows, "k LONG, id LONG").repartition(3)
+
+
+def _job(target: str, events: Any) -> tuple[Any, Any]:
+    env = _env(target)
+    counted = env.from_dataframe(events).key_by(_mixed_key).process(Count(), output_type=OUT)
+    split = counted.map(lambda v: v, output_type=OUT).process(SplitOdd(), output_type=OUT)
+    return split, split.get_side_output(ODD)
+
+
+def test_columnar_source_keys_chaining_and_output_columns_agree_with_local(events: Any) -> None:
+    local_main, local_odd = _job("local", events)
+    spark_main, spark_odd = _job("spark", events)
+    expected = sorted(tuple(r) for r in local_main.to_dataframe().collect())
+    assert len(expected) == 60 and max(r[2] for r in expected) == 9
+    assert sorted(tuple(r) for r in spark_main.to_dataframe().collect()) == expected
+    odd = sorted(tuple(r) for r in local_odd.to_dataframe().collect())
+    assert odd and sorted(tuple(r) for r in spark_odd.to_dataframe().collect()) == odd
+
+    # The plan: Count reads the source's columns; the map and SplitOdd run in its pass, the last
+    # writing the output columns.
+    config = _env("spark")._runtime_config()
+    node = spark_main._node
+    frames, _ = _build_frames(spark_session(), upstream_of([node]), config, (node, None, OutputColumns(OUT)))
+    assert frames[node.id].output
+    steps = [n for n in upstream_of([node]) if n.inputs]
+    assert [n.id in frames for n in steps] == [False, False, True]  # Count, map: chained
+
+
+def test_a_dataframe_source_beside_another_input_goes_as_pickled_rows(events: Any) -> None:
+    """A step with two inputs (a union of the DataFrame source and a collection) and a keyed step
+    after it: both targets give the same counts."""
+
+    def job(target: str) -> list[tuple[Any, ...]]:
+        env = _env(target)
+        more = env.from_collection([(i % 7, 100 + i) for i in range(20)])
+        both = env.from_dataframe(events).union(more).key_by(lambda v: v[0]).process(Count(), output_type=OUT)
+        return sorted(tuple(r) for r in both.to_dataframe().collect())
+
+    local = job("local")
+    assert len(local) == 80
+    assert job("spark") == local
+
+
+def test_several_arrow_batches_per_subtask_with_watermarks_after_them() -> None:
+    """A keyed step whose input fills several Arrow batches per subtask, its upstream's
+    end-of-input watermarks arriving after them: the batch-at-a-time path and the row-by-row
+    path (watermarks) take turns on the same subtask."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    frame = spark_session().range(0, 25_000, 1, 2).select((F.col("id") % 5).alias("k"), F.col("id"))
+
+    def job(target: str) -> list[tuple[Any, ...]]:
+        env = _env(target)
+        pairs = env.from_dataframe(frame).map(lambda r: (r.k, r.id))
+        counted = pairs.key_by(lambda v: v[0]).process(Count(), output_type=OUT)
+        df = counted.to_dataframe()
+        return [tuple(r) for r in df.groupBy("f0").agg(F.count("*"), F.max("f2"), F.sum("f1")).collect()]
+
+    local = sorted(job("local"))
+    assert local == [(repr(k), 5_000, 5_000, sum(range(k, 25_000, 5))) for k in range(5)]
+    assert sorted(job("spark")) == local
+
+
+def test_each_subtask_gets_its_own_spark_partition() -> None:
+    """The shuffle sends subtask ``i`` to Spark partition ``i`` (hashing the subtask number itself
+    would put subtasks 0 and 1 of two both in partition 1: one task doing all the work)."""
+    spark = spark_session()
+    for p in (1, 2, 3, 5, 8):
+        keys = partition_keys(p)
+        frame = spark.createDataFrame([(v,) for v in keys], "v INT")
+        got = [r[0] for r in frame.selectExpr(f"pmod(hash(v), {p})").collect()]
+        assert got == list(range(p)), (p, keys, got)
+
+
+def test_timestamp_columns_cross_the_columnar_path_in_any_session_time_zone() -> None:
+    """A DataFrame source with a TIMESTAMP column keeps its instants through the columnar route
+    pass (Arrow needs a zone for the shuffle schema; the session's is not UTC here)."""
+    import datetime
+
+    spark = spark_session()
+    instants = [datetime.datetime(2026, 1, 1, 12, 0, i, tzinfo=datetime.UTC) for i in range(4)]
+    old = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        df = spark.createDataFrame(
+            [(f"k{i % 2}", t) for i, t in enumerate(instants)], "k STRING, t TIMESTAMP"
+        )
+        env = _env("spark")
+        out = (
+            env.from_dataframe(df)
+            .key_by(lambda r: r.k)
+            .map(
+                lambda r: (r.k, int(r.t.timestamp())), output_type=Types.TUPLE([Types.STRING(), Types.LONG()])
+            )
+        )
+        got = sorted(out.execute_and_collect())
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", old)
+    assert got == sorted((f"k{i % 2}", int(t.timestamp())) for i, t in enumerate(instants))

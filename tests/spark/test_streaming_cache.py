@@ -1,0 +1,258 @@
+"""The key groups a Spark Python worker keeps between micro-batches (``fs_compat.spark._stream``):
+a cached operator instance is used only when it holds the state row's version, so a re-run
+micro-batch, a query restarted from an older checkpoint, or a changed job restarted from the same
+checkpoint get the checkpoint's state and the job's code; key groups a micro-batch has nothing for
+are neither restored nor rewritten.
+
+The first tests call the ``applyInPandasWithState`` function in this process as Spark's worker
+does (a copy unpickled per call, as per task, PySpark's own ``GroupState``), so which version the
+cache holds is known; the last one runs the queries on Spark."""
+
+from __future__ import annotations
+
+import pickle
+import shutil
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from pyspark import cloudpickle
+from pyspark.sql import Row
+from pyspark.sql.streaming.state import GroupState
+
+from fs_compat.common import Configuration, Types
+from fs_compat.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from fs_compat.datastream.state import ValueStateDescriptor
+from fs_compat.runtime import KeyEncoder, LocalConfig, OperatorNode
+from fs_compat.spark import spark_session
+from fs_compat.spark._convert import OutputColumns
+from fs_compat.spark._stream import _CACHE, _STATE_FIELDS, _KeyGroups, _spark_schema
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+OUT = Types.TUPLE([Types.STRING(), Types.LONG()])
+
+
+class Count(KeyedProcessFunction):  # type: ignore[type-arg]
+    """Counts records per key (``step`` per record) and emits ``(key, count)``. A record
+    ``(key, "read")`` only reads; ``(key, "ptimer")`` sets a processing-time timer 100 ms on,
+    ``(key, "etimer")`` an event-time timer 100 ms after its timestamp; a timer emits
+    ``(key, -timestamp)``."""
+
+    def __init__(self, step: int = 1) -> None:
+        self.step = step
+
+    def open(self, runtime_context: Any) -> None:
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        key, what = value
+        if what == "read":
+            yield (key, self.count.value() or 0)
+            return
+        count = (self.count.value() or 0) + self.step
+        self.count.update(count)
+        if what == "ptimer":
+            ctx.timer_service().register_processing_time_timer(
+                ctx.timer_service().current_processing_time() + 100
+            )
+        if what == "etimer":
+            ctx.timer_service().register_event_time_timer(ctx.timestamp() + 100)
+        yield (key, count)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any]:
+        yield (ctx.get_current_key(), -timestamp)
+
+
+def _key_groups(step: int = 1, delay: int | None = None) -> tuple[_KeyGroups, int]:
+    """A job's applyInPandasWithState function as the driver makes it, and key "a"'s key group."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    ds = env.from_collection([("a", "x")]).key_by(lambda v: v[0]).process(Count(step), output_type=OUT)
+    node = ds._node
+    assert isinstance(node, OperatorNode)
+    edge = node.inputs[0]
+    kg = KeyEncoder(edge.key_codec, 128).locate("a")[1]
+    return _KeyGroups(node, (), None, LocalConfig(), OutputColumns(OUT), None, delay), kg
+
+
+def _call(
+    fn: _KeyGroups,
+    kg: int,
+    records: list[tuple[str, str]],
+    row: tuple[Any, ...] | None,
+    now: int = 1000,
+    ts: int | None = None,
+) -> tuple[list[tuple[Any, ...]], tuple[Any, ...] | None]:
+    """One call as in a Spark task: ``records`` (timestamp ``ts``) and one marker (largest
+    timestamp ``ts``) for key group ``kg`` whose state row is ``row``; the outputs and the state
+    row after the call."""
+    task_copy = pickle.loads(cloudpickle.dumps(fn))  # Spark unpickles the function per task
+    pdf = pd.DataFrame(
+        {
+            "kg": [kg] * (len(records) + 1),
+            "seq": [*range(len(records)), -1],
+            "v": [*(pickle.dumps(r) for r in records), None],
+            "ts": [ts] * (len(records) + 1),
+        }
+    )
+    state = GroupState(
+        None if row is None else Row(*row),
+        now,
+        -1,
+        "NoTimeout",
+        False,
+        False,
+        row is not None,
+        False,
+        False,
+        -1,
+        b"",
+        _spark_schema(_STATE_FIELDS),
+    )
+    frames = list(task_copy((kg,), iter([pdf]), state))
+    outs = [tuple(r) for frame in frames for r in frame.itertuples(index=False)]
+    return outs, state.getOption
+
+
+def _kept(fn: _KeyGroups, kg: int) -> Any:
+    """The operator instance this worker (process) keeps for ``fn``'s key group ``kg``, or None.
+    A call that used its cached instance leaves the same object; a restore leaves a new one."""
+    group = _CACHE.groups.get((fn.plan_id, "", kg))
+    return None if group is None else group.runner
+
+
+def test_a_cached_key_group_is_used_only_for_the_state_version_it_holds() -> None:
+    fn, kg = _key_groups()
+    outs, row1 = _call(fn, kg, [("a", "x")], None)
+    first = _kept(fn, kg)
+    assert outs == [("a", 1)] and row1 is not None and first is not None
+    outs, row2 = _call(fn, kg, [("a", "x")], row1)
+    assert outs == [("a", 2)]
+    assert _kept(fn, kg) is first  # the worker's cached instance, no restore
+
+    # Micro-batch 2 again (a retried task, a restart from the checkpoint before it): the state
+    # row is row1 while the cache holds row2's version.
+    outs, row2_again = _call(fn, kg, [("a", "x")], row1)
+    assert outs == [("a", 2)]
+    restored = _kept(fn, kg)
+    assert restored is not None and restored is not first  # restored from row1
+    assert row2_again is not None and row2_again[1] != row1[1] and row2_again[1] != row2[1]  # new token
+    # A restart from the checkpoint after the first run of micro-batch 2 (row2, whose version the
+    # cache no longer holds) gets row2's state.
+    outs, row3 = _call(fn, kg, [("a", "x")], row2)
+    assert outs == [("a", 3)] and _kept(fn, kg) not in (None, first, restored)
+
+    # The same checkpoint under a changed job (a new DataFrame, counting by 10): the new code runs
+    # on the checkpoint's state, although this worker caches that very version for the old job.
+    tens, _ = _key_groups(step=10)
+    outs, _ = _call(tens, kg, [("a", "x")], row3)
+    assert outs == [("a", 13)]
+
+
+def test_a_key_group_without_records_or_due_timers_is_not_restored_or_rewritten() -> None:
+    fn, kg = _key_groups()
+    _, row = _call(fn, kg, [("a", "ptimer")], None, now=1000)
+    assert row is not None and row[4] == 1100  # the header: the earliest processing-time timer
+    # A new task (cold cache for this plan) with only the marker, before the timer is due.
+    cold, _ = _key_groups()
+    outs, after = _call(cold, kg, [], row, now=1050)
+    assert (outs, after, _kept(cold, kg)) == ([], row, None)  # not restored, not rewritten
+    outs, after = _call(cold, kg, [], row, now=1100)  # due: restored, fired, rewritten
+    assert outs == [("a", -1100)] and _kept(cold, kg) is not None
+    assert after is not None and after[4] is None and after[1] != row[1]
+
+    # Read only, after a restore in another plan (a cold cache): the blob is written again only
+    # if the state changed, and re-snapshotting restored state gives the same bytes.
+    other, _ = _key_groups()
+    outs, again = _call(other, kg, [("a", "read")], after, now=1200)
+    assert outs == [("a", 1)] and _kept(other, kg) is not None
+    assert again == after
+
+
+def test_an_idle_key_group_learns_the_watermark_without_being_restored() -> None:
+    fn, kg = _key_groups(delay=0)
+    _, row = _call(fn, kg, [("a", "etimer")], None, ts=100)  # an event-time timer at 200
+    assert row is not None and (row[2], row[3]) == (100, 200)  # max_ts, next_event
+    kept = _kept(fn, kg)
+    cold, _ = _key_groups(delay=0)
+    outs, after = _call(cold, kg, [], row, ts=150)  # the watermark moves to 150: not due
+    assert outs == [] and _kept(cold, kg) is None
+    assert after == (row[0], row[1], 150, 200, None, False)  # only the largest timestamp changed
+    outs, fired = _call(cold, kg, [], after, ts=200)
+    assert outs == [("a", -200)] and _kept(cold, kg) is not None
+    assert fired is not None and (fired[2], fired[3]) == (200, None)
+    # The original plan's worker cache holds the version of ``row`` (the same token), but it has
+    # not seen timestamp 150: it catches up from the row before the record.
+    outs, _ = _call(fn, kg, [("a", "x")], after, ts=160)
+    assert outs == [("a", 2)] and _kept(fn, kg) is kept
+
+
+COUNTS = Types.ROW_NAMED(["key", "count"], [Types.STRING(), Types.LONG()])
+
+
+class CountPerKey(KeyedProcessFunction):  # type: ignore[type-arg]
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def open(self, runtime_context: Any) -> None:
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        count = (self.count.value() or 0) + self.step
+        self.count.update(count)
+        yield (value.key, count)
+
+
+def test_restarting_from_an_older_checkpoint_copy_in_the_same_session(tmp_path: Path) -> None:
+    """Micro-batch 2 runs, then the same streaming DataFrame restarts from a copy of the checkpoint
+    taken before it (same plan, same query id): the counts follow the copy, not the workers'
+    caches. A second job (another plan) on the same keys runs in between."""
+    spark = spark_session()
+    source = tmp_path / "in"
+    keys = [f"k{i}" for i in range(24)]
+
+    def write(name: str) -> None:
+        spark.createDataFrame([(k, 1) for k in keys], "key STRING, n LONG").coalesce(1).write.parquet(
+            str(source / name)
+        )
+
+    def job(step: int) -> Any:
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.configure(Configuration().set_string("execution.target", "spark"))
+        df = (
+            spark.readStream.schema("key STRING, n LONG")
+            .option("maxFilesPerTrigger", 1)
+            .parquet(str(source / "*"))
+        )
+        return (
+            env.from_dataframe(df)
+            .key_by(lambda r: r.key)
+            .process(CountPerKey(step), output_type=COUNTS)
+            .to_dataframe()
+        )
+
+    def run(out: Any, checkpoint: Path, sink: Path) -> Counter[tuple[Any, ...]]:
+        query = (
+            out.writeStream.format("parquet")
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start(str(sink))
+        )
+        query.awaitTermination()
+        assert query.exception() is None
+        # The part files (a sink started from the copied checkpoint has no metadata of batch 1).
+        return Counter(tuple(r) for r in spark.read.parquet(str(sink / "part-*")).collect())
+
+    counts, tens = job(1), job(10)
+    write("1")
+    assert run(counts, tmp_path / "ck", tmp_path / "out") == Counter({(k, 1): 1 for k in keys})
+    shutil.copytree(tmp_path / "ck", tmp_path / "ck-before-2")
+    assert run(tens, tmp_path / "ck-tens", tmp_path / "out-tens") == Counter({(k, 10): 1 for k in keys})
+    write("2")
+    after_2 = Counter({(k, 1): 1 for k in keys}) + Counter({(k, 2): 1 for k in keys})
+    assert run(counts, tmp_path / "ck", tmp_path / "out") == after_2
+    # Micro-batch 2 again, from the copy: counts of 2, not 3.
+    assert run(counts, tmp_path / "ck-before-2", tmp_path / "out-again") == Counter({(k, 2): 1 for k in keys})
