@@ -50,10 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _USAGE_ERROR
     try:
         if args.command == "migrate":
-            return _migrate(args.paths, write=args.write, out=sys.stdout, err=sys.stderr)
+            return _migrate_command(args.paths, write=args.write, out=sys.stdout, err=sys.stderr)
         if args.command == "run":
-            return _run(args.job, master=args.master, conf_items=args.conf)
-        return _demo(master=args.master)
+            return _run_command(args.job, master=args.master, conf_items=args.conf)
+        return _demo_command(master=args.master)
     except _CommandError as exc:
         print(f"fs-compat {args.command}: {exc}", file=sys.stderr)
         return _USAGE_ERROR
@@ -123,7 +123,7 @@ def _python_files(paths: Sequence[str]) -> Iterator[Path]:
             raise _CommandError(f"{name}: no such file or directory")
 
 
-def _migrate(paths: Sequence[str], *, write: bool, out: TextIO, err: TextIO) -> int:
+def _migrate_command(paths: Sequence[str], *, write: bool, out: TextIO, err: TextIO) -> int:
     files = list(_python_files(paths))  # every path is checked before anything is written
     broken = False
     remaining = 0
@@ -215,7 +215,7 @@ def _check_job(job: str) -> Path:
     return path
 
 
-def _run(job: str, *, master: str | None, conf_items: Sequence[str]) -> int:
+def _run_command(job: str, *, master: str | None, conf_items: Sequence[str]) -> int:
     conf = _parse_conf(conf_items)
     try:
         path = _check_job(job)
@@ -228,7 +228,7 @@ def _run(job: str, *, master: str | None, conf_items: Sequence[str]) -> int:
     return run_job(path, master=master, conf=conf)
 
 
-def _demo(*, master: str | None) -> int:
+def _demo_command(*, master: str | None) -> int:
     _check_java()
     from fs_compat.demo import main as demo_main
 

@@ -1,54 +1,102 @@
-"""The project's demo job (``make demo``): FunctionStream's KeyedCounterProcessor over a small
-bundled input, run in-process. Later the flagship fraud-detection demo on Spark replaces it."""
+"""The flagship demo (``fs-compat demo``, ``make demo``, ``python -m fs_compat.demo``): Flink's
+fraud-detection walkthrough (``fraud_detection``, ported from PyFlink by changing its imports)
+on the embedded Spark session, over the bundled sample of transactions (``transactions.csv``,
+made by ``sample``). It prints the alerts, one per line, then the job's summary.
+
+Processing time is driven by the data, so the output is the same on every run. The job's timer
+clears an account's flag one minute of *processing time* after a small transaction; on the
+machine's clock the sample would be processed within that minute and no timer would ever fire.
+So the demo, outside the ported job, gives the transactions timestamps (a
+``WatermarkStrategy.no_watermarks()`` whose timestamp assigner reads their ``timestamp`` field)
+and sets ``env.set_processing_time_clock(RecordTimeClock())``: in each operator instance,
+processing time is then the largest timestamp among the records it has handled, as if every
+transaction arrived at its timestamp. On Spark the clock travels to the workers with the job.
+Timers fire as processing time passes them, checked after each record: a flag set at ``t``
+is cleared after the first transaction (of any account of that subtask) at ``t + 60 s`` or
+later. The job runs with parallelism 1, so that subtask sees every transaction, which arrive a
+few seconds apart; a transaction more than a minute after the small one finds the flag cleared.
+"""
 
 from __future__ import annotations
 
 from importlib import resources
+from typing import Any
 
-from fs_api import Context, FSProcessorDriver
-from fs_api_advanced import KeyedValueState, KeyedValueStateFactory
-from fs_api_advanced.testing import LocalContext
+import attrs
 
+from fs_compat.common import Configuration, Row, WatermarkStrategy
+from fs_compat.common.watermark_strategy import TimestampAssigner
+from fs_compat.datastream import SinkFunction, StreamExecutionEnvironment
+from fs_compat.runtime import JobSummary, RecordTimeClock
 
-class KeyedCounterProcessor(FSProcessorDriver):
-    """The seed's keyed counter: counts records per 8-byte key and emits each new count."""
+from .fraud_detection import TRANSACTION, Alert, build, read_transactions
 
-    def init(self, ctx: Context, config: dict[str, str]) -> None:
-        self._factory = KeyedValueStateFactory.from_context_auto_codec(ctx, "counters", b"by_key", int)
-
-    def process(self, ctx: Context, source_id: int, data: bytes) -> None:
-        primary_key = data[:8]
-        state = KeyedValueState(self._factory, primary_key, b"count")
-        cur, found = state.value()
-        if not found or cur is None:
-            cur = 0
-        state.update(cur + 1)
-        ctx.emit(str(cur + 1).encode(), 0)
+#: The bundled sample, in this package (``python -m fs_compat.demo.sample`` writes it).
+SAMPLE_FILE = "transactions.csv"
 
 
-def bundled_events() -> list[bytes]:
-    """The demo's input: one event per line, the first 8 bytes are the key."""
-    text = resources.files(__package__).joinpath("events.txt").read_text(encoding="utf-8")
-    return [line.encode() for line in text.splitlines() if line.strip()]
+def load_sample() -> list[Row]:
+    """The bundled transactions (``transactions.csv``), as ``Row(account_id, timestamp, amount)``."""
+    text = resources.files(__name__).joinpath(SAMPLE_FILE).read_text(encoding="utf-8")
+    return read_transactions(text.splitlines(keepends=True))
 
 
-def run(events: list[bytes]) -> list[tuple[bytes, bytes]]:
-    """Run KeyedCounterProcessor over ``events``; returns ``(key, emitted count)`` pairs."""
-    ctx = LocalContext()
-    proc = KeyedCounterProcessor()
-    proc.init(ctx, ctx.getConfig())
-    for event in events:
-        proc.process(ctx, 0, event)
-    proc.close(ctx)
-    return [(event[:8], data) for event, (data, _channel) in zip(events, ctx.emitted, strict=True)]
+class _TransactionTime(TimestampAssigner):
+    """A transaction's timestamp is its ``timestamp`` field."""
+
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return int(value.timestamp)
 
 
-def main() -> None:
-    events = bundled_events()
-    for key, count in run(events):
-        print(f"{key.decode()}  count={count.decode()}")
-    print(f"{len(events)} events processed, {len({e[:8] for e in events})} keys")
+class _Collect(SinkFunction[Alert]):
+    """Appends every alert to a list (sinks run on the driver, on both targets)."""
+
+    def __init__(self, into: list[Alert]) -> None:
+        self.into = into
+
+    def invoke(self, value: Alert) -> None:
+        self.into.append(value)
 
 
-if __name__ == "__main__":
-    main()
+@attrs.frozen
+class DemoResult:
+    """The alerts, in the order the job emitted them, and the job's summary."""
+
+    alerts: list[Alert]
+    summary: JobSummary
+
+
+def run_demo(*, target: str = "spark", master: str | None = None) -> DemoResult:
+    """Run the fraud-detection job over the bundled sample on ``target`` (``spark`` or
+    ``local``), with processing time driven by the transactions' timestamps."""
+    config = Configuration()
+    config.set_string("execution.target", target)
+    if master is not None:
+        config.set_string("spark.master", master)
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(1)
+    env.set_processing_time_clock(RecordTimeClock())
+    transactions = env.from_collection(load_sample(), type_info=TRANSACTION).name("transactions")
+    timed = transactions.assign_timestamps_and_watermarks(
+        WatermarkStrategy.no_watermarks().with_timestamp_assigner(_TransactionTime())
+    ).name("timestamps")
+    alerts: list[Alert] = []
+    build(timed).add_sink(_Collect(alerts)).name("alerts")
+    summary = env.execute("Fraud Detection").get_job_summary()
+    assert summary is not None
+    return DemoResult(alerts, summary)
+
+
+def main(*, master: str | None = None) -> int:
+    """Run the demo on Spark (the embedded session, or ``master``); print the alerts and the
+    summary. Returns the exit status."""
+    sample = load_sample()
+    accounts = len({t.account_id for t in sample})
+    print(f"Fraud detection over {len(sample):,} transactions of {accounts} accounts, on Spark", flush=True)
+    result = run_demo(master=master)
+    for alert in result.alerts:
+        print(alert)
+    print(f"{len(result.alerts)} alerts")
+    print()
+    print(result.summary.render())
+    return 0

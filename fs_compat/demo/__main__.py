@@ -1,3 +1,3 @@
 from fs_compat.demo import main
 
-main()
+raise SystemExit(main())

@@ -7,7 +7,7 @@ import pytest
 from fs_api import ComplexKey, Context, FSProcessorDriver, KvStore, MemoryKvStore, SqliteKvStore
 from fs_api.testing import LocalContext
 from fs_api_advanced import IntCodec, KeyedValueState, KeyedValueStateFactory, PickleCodec, ValueState
-from fs_compat import demo
+from fs_compat.demo import keyed_counter as demo
 
 
 class CounterProcessor(FSProcessorDriver):

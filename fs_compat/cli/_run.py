@@ -1,0 +1,112 @@
+"""``fs-compat run JOB.py [--master URL] [--conf key=value ...]``: run a ported job file on
+Spark, as ``python JOB.py`` would, and print the summary of every job it executed.
+
+How the options reach the job: ``--conf`` settings (``spark.*``, ``execution.target``,
+``parallelism.default``, ``execution.runtime-mode`` ...) become the defaults of every
+``StreamExecutionEnvironment`` the file creates (``default_settings``; the job's own
+``configure`` calls override them), with ``execution.target=spark`` unless ``--conf`` says
+otherwise. When the target is Spark, the SparkSession is started before the job, from
+``--master`` (``spark.master``), the ``spark.*`` settings and
+``spark.ui.showConsoleProgress=true`` (Spark's progress bar, on stderr): a job that asks for a
+session itself (``SparkSession.builder.getOrCreate()``, ``fs_compat.spark.spark_session()``)
+gets that one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import runpy
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from fs_compat.datastream._data_stream import DEFAULT_TARGET, TARGET_ENV, TARGET_KEY, default_settings
+from fs_compat.runtime import StepError, collect_summaries
+
+#: A StepError as it appears inside another exception's text (a Spark error).
+_STEP_ERROR = re.compile(r"StepError: (.*)")
+
+
+def job_settings(master: str | None, conf: Mapping[str, str]) -> dict[str, str]:
+    """The settings a job run by ``fs-compat run`` starts with.
+
+    >>> job_settings("local[2]", {"parallelism.default": "2"})["spark.master"]
+    'local[2]'
+    >>> job_settings(None, {})[TARGET_KEY]
+    'spark'
+    """
+    settings = {TARGET_KEY: DEFAULT_TARGET, "spark.ui.showConsoleProgress": "true", **conf}
+    if master is not None:
+        settings["spark.master"] = master
+    return settings
+
+
+def error_line(exc: BaseException) -> str:
+    """One line saying what failed: a StepError's message (it names the step, the key and the
+    record), also when it arrives wrapped in a Spark error; else the exception's type and the
+    first line of its message.
+
+    >>> error_line(StepError("step 'Map': function raised ValueError: bad (record 3)"))
+    "step 'Map': function raised ValueError: bad (record 3)"
+    >>> error_line(KeyError("amount"))
+    "KeyError: 'amount'"
+    """
+    if isinstance(exc, StepError):
+        text = str(exc)
+    else:
+        found = _STEP_ERROR.findall(str(exc))
+        if found:
+            text = found[-1]
+        else:
+            lines = str(exc).strip().splitlines()
+            text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return " ".join(text.split())
+
+
+def run_job(path: Path, *, master: str | None, conf: Mapping[str, str]) -> int:
+    """Run the job file ``path`` as ``__main__`` (the caller checked that it exists and
+    compiles) on Spark; print each executed job's summary. Returns the exit status: 0, the
+    job's own ``sys.exit`` status, or 1 when it raised (after one line on stderr naming what
+    failed)."""
+    settings = job_settings(master, conf)
+    target = settings.get(TARGET_KEY) or os.environ.get(TARGET_ENV) or DEFAULT_TARGET
+    status = 0
+    failure: str | None = None
+    saved_argv, saved_path = list(sys.argv), list(sys.path)
+    sys.argv = [str(path)]
+    sys.path.insert(0, str(path.resolve().parent))  # as `python JOB.py`: its folder first
+    try:
+        with default_settings(settings), collect_summaries() as summaries:
+            try:
+                if target == "spark":
+                    from fs_compat.spark import spark_session
+
+                    spark_session(settings)
+                runpy.run_path(str(path), run_name="__main__")
+            except SystemExit as exc:
+                status = _exit_status(exc)
+            except Exception as exc:
+                status = 1
+                failure = error_line(exc)
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    sys.stdout.flush()
+    for summary in summaries:
+        print()
+        print(summary.render())
+    if not summaries and status == 0:
+        print(f"{path}: no job was executed (the file never called env.execute())", file=sys.stderr)
+    if failure is not None:
+        print(f"error: {failure}", file=sys.stderr)
+    return status
+
+
+def _exit_status(exc: SystemExit) -> int:
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)  # as Python does with sys.exit("message")
+    return 1
