@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-LINT_PATHS := fs_api fs_api_advanced fs_compat tests $(wildcard bench)
+LINT_PATHS := fs_api fs_api_advanced fs_compat tests $(wildcard bench) migration_guide/examples
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINT_PATHS)
@@ -23,6 +23,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict -p fs_api -p fs_api_advanced -p fs_compat
+	$(VENV)/bin/mypy --strict migration_guide/examples/*_fscompat.py
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q
