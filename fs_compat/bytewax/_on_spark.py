@@ -192,14 +192,12 @@ def _clone(flow: Dataflow, targets: Sequence[Node], taps: list[_InspectTap] | No
             continue
         else:
             edges = [attrs.evolve(e, source=new[e.source.id]) for e in node.inputs]
-            inspector = _inspector_of(node) if taps is not None else None
-            if inspector is None or not isinstance(node, OperatorNode):
+            inspector = None if taps is None else _inspector_of(node)
+            if taps is None or inspector is None or not isinstance(node, OperatorNode):
                 new[node.id] = attrs.evolve(node, inputs=edges)
-                continue
-            copy = attrs.evolve(node, inputs=edges, operator_factory=PassThroughOperator)
-            new[node.id] = copy
-            assert taps is not None
-            taps.append(_InspectTap(copy, inspector))
+            else:
+                new[node.id] = attrs.evolve(node, inputs=edges, operator_factory=PassThroughOperator)
+                taps.append(_InspectTap(new[node.id], inspector))
     return new
 
 

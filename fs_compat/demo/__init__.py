@@ -66,9 +66,11 @@ class DemoResult:
     summary: JobSummary
 
 
-def run_demo(*, target: str = "spark", master: str | None = None) -> DemoResult:
-    """Run the fraud-detection job over the bundled sample on ``target`` (``spark`` or
-    ``local``), with processing time driven by the transactions' timestamps."""
+def run_demo(
+    *, target: str = "spark", master: str | None = None, sample: list[Row] | None = None
+) -> DemoResult:
+    """Run the fraud-detection job over ``sample`` (default: the bundled one) on ``target``
+    (``spark`` or ``local``), with processing time driven by the transactions' timestamps."""
     config = Configuration()
     config.set_string("execution.target", target)
     if master is not None:
@@ -76,7 +78,8 @@ def run_demo(*, target: str = "spark", master: str | None = None) -> DemoResult:
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(1)
     env.set_processing_time_clock(RecordTimeClock())
-    transactions = env.from_collection(load_sample(), type_info=TRANSACTION).name("transactions")
+    rows = load_sample() if sample is None else sample
+    transactions = env.from_collection(rows, type_info=TRANSACTION).name("transactions")
     timed = transactions.assign_timestamps_and_watermarks(
         WatermarkStrategy.no_watermarks().with_timestamp_assigner(_TransactionTime())
     ).name("timestamps")
@@ -93,7 +96,7 @@ def main(*, master: str | None = None) -> int:
     sample = load_sample()
     accounts = len({t.account_id for t in sample})
     print(f"Fraud detection over {len(sample):,} transactions of {accounts} accounts, on Spark", flush=True)
-    result = run_demo(master=master)
+    result = run_demo(master=master, sample=sample)
     for alert in result.alerts:
         print(alert)
     print(f"{len(result.alerts)} alerts")
