@@ -170,13 +170,7 @@ class StatefulBatchOperator(Operator):
         self.state = runtime.get_state(SNAPSHOT_SPEC)
 
     def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
-        key = runtime.current_key  # the runtime set it
-        logic = self.logics.get(key)
-        if logic is None:
-            logic = self._logic(runtime, key)
-        outs = self._after(
-            runtime, key, logic, self._call(logic.on_batch, "on_batch", key, [value[1]]), "on_batch"
-        )
+        outs = self._batch(runtime, runtime.current_key, [value[1]])  # the runtime set the key
         if len(runtime.processing_timers):
             outs += self.fire_due(runtime)
         return outs
@@ -267,9 +261,12 @@ class StatefulBatchOperator(Operator):
         except BytewaxRuntimeError:
             raise
         except Exception as exc:
-            raise user_error(
-                f"error calling `StatefulBatchLogic.{what}` in step {self.step_id} for key {key!r}", exc
-            ) from exc
+            raise self._call_failed(what, key, exc) from exc
+
+    def _call_failed(self, what: str, key: str, exc: Exception) -> BytewaxRuntimeError:
+        return user_error(
+            f"error calling `StatefulBatchLogic.{what}` in step {self.step_id} for key {key!r}", exc
+        )
 
     def _build(self, key: str, resume_state: Any) -> Any:
         logic = self._call(self.builder, "builder", key, resume_state)
@@ -305,10 +302,20 @@ class StatefulBatchOperator(Operator):
 
     def _on_batch(self, runtime: OperatorRuntime, key: str, values: list[Any]) -> list[Any]:
         self._set_key(runtime, key)
-        logic = self._logic(runtime, key)
-        return self._after(
-            runtime, key, logic, self._call(logic.on_batch, "on_batch", key, values), "on_batch"
-        )
+        return self._batch(runtime, key, values)
+
+    def _batch(self, runtime: OperatorRuntime, key: str, values: list[Any]) -> list[Any]:
+        """``on_batch`` of the current key's logic (``key``) with ``values``."""
+        logic = self.logics.get(key)
+        if logic is None:
+            logic = self._logic(runtime, key)
+        try:  # ``_call``, inlined: this runs per key and activation
+            result = logic.on_batch(values)
+        except BytewaxRuntimeError:
+            raise
+        except Exception as exc:
+            raise self._call_failed("on_batch", key, exc) from exc
+        return self._after(runtime, key, logic, result, "on_batch")
 
     def _notify(self, runtime: OperatorRuntime, key: str) -> list[Any]:
         self.sched.pop(key, None)
@@ -359,15 +366,20 @@ class StatefulBatchOperator(Operator):
             runtime.timer_service.delete_processing_time_timer(old)
 
     def _schedule(self, runtime: OperatorRuntime, key: str, logic: Any) -> None:
-        at = self._call(logic.notify_at, "notify_at", key)
+        try:  # ``_call``, inlined: this runs per key and activation
+            at = logic.notify_at()
+        except BytewaxRuntimeError:
+            raise
+        except Exception as exc:
+            raise self._call_failed("notify_at", key, exc) from exc
         if at is not None and not isinstance(at, datetime):
-            exc = TypeError(
+            wrong = TypeError(
                 f"`StatefulBatchLogic.notify_at` in step {self.step_id} for key {key!r} "
                 f"did not return a `datetime`; got a `{type_name(at)}` instead"
             )
             raise user_error(
-                f"error calling `StatefulBatchLogic.notify_at` in step {self.step_id}", exc
-            ) from exc
+                f"error calling `StatefulBatchLogic.notify_at` in step {self.step_id}", wrong
+            ) from wrong
         new = None if at is None else _to_ms(at)
         if new is not None and self._floor is not None and new < self._floor:
             new = self._floor

@@ -327,6 +327,11 @@ class TupleCodec(_PartsCodec[tuple[Any, ...]]):
             return False
         if self._int_range is not None:  # every field an integer of one range (the common case)
             lo, hi = self._int_range
+            if self._width == 2:  # a pair (count and sum ...): unrolled, no loop
+                a, b = value
+                return ((type(a) is int and lo <= a <= hi) or a is None) and (
+                    (type(b) is int and lo <= b <= hi) or b is None
+                )
             for v in value:
                 if (type(v) is not int or not lo <= v <= hi) and v is not None:
                     return False

@@ -43,6 +43,11 @@ def copy_function(fn: Any, what: str) -> Any:
         raise TypeError(unpicklable_message(f"{what}: the function", fn, cloudpickle.dumps)) from exc
 
 
+def h_map(fn: Any, v: Any, ctx: _Ctx, i: int) -> Any:
+    """A MapFunction's handler: one output per element."""
+    return (fn.map(v),)
+
+
 def _outputs(result: Any, side_outputs: bool) -> Iterable[Any]:
     if result is None:
         return ()
@@ -54,6 +59,12 @@ def _outputs(result: Any, side_outputs: bool) -> Iterable[Any]:
         else o
         for o in result
     )
+
+
+def _conformed(fn: Callable[[Any], Any], conform: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    if conform is None:
+        return fn
+    return lambda v: conform(fn(v))
 
 
 class FunctionOperator(Operator):
@@ -77,6 +88,8 @@ class FunctionOperator(Operator):
         self.ctx: _Ctx | None = None
         # The handler's result is the outputs as they are (the per-record path skips ``_out``).
         self._plain = not side_outputs and conform is None
+        if handler is h_map and not side_outputs:
+            self.one_to_one = _conformed(fn.map, conform)
 
     def open(self, runtime: OperatorRuntime) -> None:
         self.ctx = _Ctx(runtime, BroadcastStates(self.broadcast_states) if self.broadcast_states else None)

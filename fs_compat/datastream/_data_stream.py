@@ -32,7 +32,7 @@ from fs_compat.runtime import (
 )
 from fs_compat.runtime._errors import describe_callable
 
-from ._adapters import FunctionOperator, ReduceOperator, copy_function
+from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
 from ._format import java_str
 from ._functions import (
     BroadcastProcessFunction,
@@ -167,10 +167,6 @@ def _conformer(type_info: Any) -> Callable[[Any], Any] | None:
 
 
 # Handlers: how each function kind handles one element. -----------------------------------------
-
-
-def _h_map(fn: Any, v: Any, ctx: Any, i: int) -> Any:
-    return (fn.map(v),)
 
 
 def _h_flat_map(fn: Any, v: Any, ctx: Any, i: int) -> Any:
@@ -327,7 +323,7 @@ class DataStream(Generic[T]):
 
     def map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
         fn = _check_fn(func, MapFunction, "map", "MapFunction")
-        return self._step("Map", fn, _h_map, output_type)
+        return self._step("Map", fn, h_map, output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
         fn = _check_fn(func, FlatMapFunction, "flat_map", "FlatMapFunction")
@@ -512,7 +508,7 @@ class KeyedStream(DataStream[T]):
 
     def map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
         fn = _check_fn(func, MapFunction, "map", "MapFunction")
-        return self._step("Keyed Map", fn, _h_map, output_type)
+        return self._step("Keyed Map", fn, h_map, output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
         fn = _check_fn(func, FlatMapFunction, "flat_map", "FlatMapFunction")

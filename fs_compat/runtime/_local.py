@@ -86,17 +86,21 @@ class _HasConfig(Protocol):
 
 
 class _Instance:
-    __slots__ = ("backend", "buffer", "on_watermark", "op", "process", "rt")
+    __slots__ = ("backend", "buffer", "on_watermark", "one_to_one", "op", "process", "rt")
 
     def __init__(self, op: Operator, rt: OperatorRuntime) -> None:
         self.op = op
         self.process = op.process
+        self.one_to_one = op.one_to_one
         # The watermark hook, when the operator has one (most do not: skip the call).
         self.on_watermark = op.on_watermark if type(op).on_watermark is not Operator.on_watermark else None
         self.rt = rt
         self.backend = rt.backend
         self.buffer: dict[bytes, tuple[Any, list[tuple[int, Any, int | None]]]] = {}
 
+
+#: ``push_many``'s mark for "the one output is in ``out``" (an operator's ``one_to_one``).
+_ONE: Any = object()
 
 # How a task takes the records of one input (``_Task.push``).
 _SINK, _ASSIGN, _BROADCAST, _REBALANCE, _KEYED = range(5)
@@ -290,51 +294,67 @@ class _Task:
         stamps: Iterable[int | None],
         keys: Iterable[Any] | None = None,
     ) -> None:
-        """``push`` of each of ``values`` with its timestamp, in order. A keyed input of a step
-        with one instance in STREAMING mode takes a specialised loop (``push``'s keyed path with
-        the lookups that do not change per record hoisted out of it); other inputs go record by
-        record through ``push``. ``keys``, when given, are the values' keys as the input's key
+        """``push`` of each of ``values`` with its timestamp, in order. A keyed or rebalanced
+        input of a step with one instance in STREAMING mode takes a specialised loop (``push``'s
+        path with the lookups that do not change per record hoisted out of it, and an operator's
+        ``one_to_one`` called instead of ``process``); other inputs go record by record through
+        ``push``. ``keys``, when given, are the values' keys as the input's key
         selector gives them (None: not known), found by whoever routed the records."""
         keyed = self._keyed[input_index]
         inst = self._only
-        if keyed is None or inst is None or self._batch:
+        if inst is None or self._batch or (keyed is None and self._routes[input_index] != _REBALANCE):
             push = self.push
             for value, ts in zip(values, stamps):  # noqa: B905 - stamps may run on (repeat)
                 push(input_index, value, ts)
             return
-        selector, memo, encoder = keyed
+        # A non-keyed input of the one instance takes the same loop without the key part.
+        selector, memo, encoder = keyed if keyed is not None else (None, {}, None)
         backend, rt, process = inst.backend, inst.rt, inst.process
-        assert backend is not None
         timers, sink, main, name = rt.processing_timers, self._sink, self._main, self.node.name
         known = itertools.repeat(None) if keys is None else keys
         rt.input_index = input_index  # the element's context (only the timestamp changes)
         rt.time_domain = None
+        one = inst.one_to_one
         for value, ts, key in zip(values, stamps, known):  # noqa: B905
-            if key is None:
-                try:
-                    key = selector(value)
-                except Exception as exc:
-                    raise _selector_failed(name, exc, value) from exc
+            if selector is not None:
                 if key is None:
-                    raise _selector_failed(name, None, value, selector)
-            kind = type(key)  # ``KeyEncoder.locate``, its memo inlined
-            found = memo.get(key) if kind is int or kind is str else None
-            try:
-                kb, kg = found if found is not None else encoder.locate(key)
-            except TypeError as exc:
-                raise _key_failed(name, exc, value, selector) from exc
-            backend.current_key = key
-            backend.current_key_bytes = kb
-            backend.current_key_group = kg
+                    try:
+                        key = selector(value)
+                    except Exception as exc:
+                        raise _selector_failed(name, exc, value) from exc
+                    if key is None:
+                        raise _selector_failed(name, None, value, selector)
+                kind = type(key)  # ``KeyEncoder.locate``, its memo inlined
+                found = memo.get(key) if kind is int or kind is str else None
+                try:
+                    kb, kg = found if found is not None else encoder.locate(key)  # type: ignore[union-attr]
+                except TypeError as exc:
+                    raise _key_failed(name, exc, value, selector) from exc
+                backend.current_key = key  # type: ignore[union-attr]
+                backend.current_key_bytes = kb  # type: ignore[union-attr]
+                backend.current_key_group = kg  # type: ignore[union-attr]
             rt.timestamp = ts
             try:
-                outs = process(value, rt)
+                if one is not None:  # a map: one main output, no iterable to build and walk
+                    out = one(value)
+                    outs = _ONE
+                else:
+                    outs = process(value, rt)
             except StepError:
                 raise
             except Exception as exc:
                 raise StepError(self._where(exc, key, value, "function")) from exc
-            if outs:
-                try:
+            try:
+                if outs is _ONE:
+                    if sink is not None:
+                        sink(out)
+                    else:
+                        for task, index, consume in main:
+                            if consume is not None:
+                                consume(out)
+                            else:
+                                task.push(index, out, ts)
+                elif outs:
                     for out in outs:
                         if isinstance(out, SideOutput):
                             self._side_output(out, ts)
@@ -346,10 +366,10 @@ class _Task:
                                     consume(out)
                                 else:
                                     task.push(index, out, ts)
-                except StepError:
-                    raise
-                except Exception as exc:
-                    raise StepError(self._where(exc, key, value)) from exc
+            except StepError:
+                raise
+            except Exception as exc:
+                raise StepError(self._where(exc, key, value)) from exc
             if timers._live:
                 self._fire_processing_timers(inst)
                 rt.input_index = input_index  # the timers' context is the element's again

@@ -145,6 +145,11 @@ class Operator(abc.ABC):
     (an iterable; ``SideOutput`` values go to side-output streams).
     """
 
+    #: When not None, ``process(value, runtime)`` is ``(one_to_one(value),)`` for every value
+    #: (one main output per element; the function reads neither the element's context nor
+    #: timers), and the runtime may call it instead of ``process`` (a MapFunction's ``map``).
+    one_to_one: Callable[[Any], Any] | None = None
+
     def open(self, runtime: OperatorRuntime) -> None:  # noqa: B027 - optional hook
         """Called once before the first element."""
 

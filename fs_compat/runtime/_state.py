@@ -295,7 +295,7 @@ class _HeapCell(_Bound):
     writes the keys written since the last flush, so unchanged keys keep their bytes. A key read
     for the first time is read from the store once (state restored from a snapshot)."""
 
-    __slots__ = ("_cache", "_codec", "_dirty", "_kept")
+    __slots__ = ("_cache", "_codec", "_dirty", "_kept", "_stored")
     #: What the cache holds for a key without a value.
     _empty: Any = _ABSENT
 
@@ -305,6 +305,9 @@ class _HeapCell(_Bound):
         self._dirty: set[bytes] = set()
         self._codec = spec.value_codec
         self._kept = spec.value_codec.kept_as_is
+        #: Whether this state ever wrote its store (``flush``): until then, and while the backend
+        #: restored nothing into stores that start empty, a key missing from the cache has no value.
+        self._stored = False
 
     def _no_key(self) -> StateAccessError:
         return StateAccessError(f"state '{self._spec.name}' was used with no current key")
@@ -315,9 +318,13 @@ class _HeapCell(_Bound):
         if value.__class__ is _Raw:
             return self._codec.decode(value.data)
         if value is _MISS:
-            pk = self._backend.current_key_bytes
+            backend = self._backend
+            pk = backend.current_key_bytes
             if pk is None:
                 raise self._no_key()
+            if not (self._stored or backend._restored_groups or not backend.stores_start_empty):
+                value = self._cache[pk] = self._empty
+                return value
             raw = self._cur().read_raw()
             if raw is None:
                 value = self._cache[pk] = self._empty
@@ -354,6 +361,7 @@ class _HeapCell(_Bound):
             return
         backend, spec, cache = self._backend, self._spec, self._cache
         group_of, encode = backend.key_encoder.key_group, spec.value_codec.encode
+        self._stored = True
         for pk in sorted(self._dirty):
             value = cache[pk]
             cell = backend.bind(spec, self.factory(group_of(pk)), pk)
@@ -637,6 +645,8 @@ class KeyedStateBackend:
         self.key_encoder = key_encoder or KeyEncoder()
         self.clock: Callable[[], int] = clock or system_clock
         self._store_factory = store_factory or (lambda _name: MemoryKvStore())
+        #: The stores hold nothing until states write them (not so with a ``store_factory``).
+        self.stores_start_empty = store_factory is None
         self.stores: dict[str, KvStore] = {}
         self._specs: dict[str, StateSpec] = {}
         self._views: dict[str, _Bound] = {}

@@ -152,6 +152,26 @@ def test_restore_replaces_values_written_since_the_last_flush() -> None:
     assert state.value() == 1
 
 
+def test_a_key_missing_from_the_cache_is_read_from_the_store_whenever_it_may_be_there() -> None:
+    """A key the view never saw is looked up in the store once that store may hold values: after
+    the view flushed and forgot (a worker dropping its copy), and with a ``store_factory`` that
+    hands out stores written before. A fresh backend skips the lookup (its stores start empty)."""
+    backend, state = _value_state(IntCodec())
+    backend.set_current_key("a")
+    state.update(1)
+    backend.flush()
+    state.forget()
+    assert state.value() == 1
+    backend.set_current_key("b")
+    assert state.value() is None
+
+    shared = backend.stores["v"]
+    other = KeyedStateBackend(store_factory=lambda _name: shared)
+    view = other.get_state(StateSpec("v", StateKind.VALUE, IntCodec()))
+    other.set_current_key("a")
+    assert view.value() == 1
+
+
 @pytest.mark.parametrize("kind", [StateKind.REDUCING, StateKind.AGGREGATING])
 def test_folding_states_keep_a_none_accumulator_apart_from_no_value(kind: StateKind) -> None:
     class KeepLast:
