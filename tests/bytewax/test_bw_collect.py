@@ -2,6 +2,8 @@
 # original cannot test system time; `_now_getter` injects a clock).
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.dataflow import Dataflow
 from fs_compat.bytewax.operators import _CollectLogic, _CollectState
@@ -39,6 +41,7 @@ def test_collect():
     ]
 
 
+@pytest.mark.in_process("shared clock (a map step advances the injected clock)")
 def test_collect_timeout_with_injected_clock():
     clock = TimeTestingGetter(datetime(2024, 1, 1, tzinfo=UTC))
     out = []

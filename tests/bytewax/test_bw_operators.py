@@ -7,6 +7,7 @@
 # TypeError; errors from Python operator code as BytewaxRuntimeError (a RuntimeError).
 import re
 
+import pytest
 from pytest import raises
 
 import fs_compat.bytewax.operators as op
@@ -130,6 +131,7 @@ def test_flat_map_batch():
     assert out == ["split", "this", "and", "this"]
 
 
+@pytest.mark.in_process("driver-side side effect (the mapper appends to the test's list)")
 def test_flat_map_batch_sees_batches():
     seen = []
     flow = Dataflow("test_df")
@@ -305,6 +307,7 @@ def test_stateful_requires_str_keys():
         run_main(flow)
 
 
+@pytest.mark.in_process("exception chain (the user's ValueError, the __cause__, stays in the Spark worker)")
 def test_user_error_is_bytewax_runtime_error():
     from fs_compat.bytewax.errors import BytewaxRuntimeError
 

@@ -5,6 +5,7 @@ import os
 import shutil
 from datetime import timedelta
 
+import pytest
 from pytest import raises
 
 import fs_compat.bytewax.operators as op
@@ -17,6 +18,8 @@ from fs_compat.bytewax.recovery import (
     init_db_dir,
 )
 from fs_compat.bytewax.testing import TestingSink, TestingSource, run_main
+
+pytestmark = pytest.mark.in_process("recovery (run_main recovery_config, TestingSource.ABORT)")
 
 ZERO_TD = timedelta(seconds=0)
 FIVE_TD = timedelta(seconds=5)

@@ -3,6 +3,8 @@
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.dataflow import Dataflow
 from fs_compat.bytewax.operators import StatefulLogic
@@ -58,6 +60,7 @@ def _flow(inp, out, logic, key=True):
     return flow
 
 
+@pytest.mark.in_process("recovery (TestingSource.ABORT)")
 def test_stateful_on_item_discard():
     out = []
 
@@ -68,6 +71,7 @@ def test_stateful_on_item_discard():
     assert out == [("ALL", ("NEW", "ITEM")), ("ALL", ("NEW", "ITEM"))]
 
 
+@pytest.mark.in_process("recovery (TestingSource.ABORT)")
 def test_stateful_on_item_retain():
     out = []
 
@@ -78,6 +82,7 @@ def test_stateful_on_item_retain():
     assert out == [("ALL", ("NEW", "ITEM")), ("ALL", ("ITEM", "ITEM"))]
 
 
+@pytest.mark.in_process("recovery (TestingSource.ABORT)")
 def test_stateful_on_notify_discard():
     out = []
 
@@ -94,6 +99,7 @@ def test_stateful_on_notify_discard():
     ]
 
 
+@pytest.mark.in_process("recovery (TestingSource.ABORT)")
 def test_stateful_on_notify_retain():
     out = []
 
@@ -110,6 +116,7 @@ def test_stateful_on_notify_retain():
     ]
 
 
+@pytest.mark.in_process("recovery (run_main recovery_config)")
 def test_stateful_on_eof_discard(recovery_config):
     out = []
 
@@ -125,6 +132,7 @@ def test_stateful_on_eof_discard(recovery_config):
     assert out == [("ALL", ("NEW", "ITEM"))]
 
 
+@pytest.mark.in_process("recovery (run_main recovery_config)")
 def test_stateful_on_eof_retain(recovery_config):
     out = []
 
@@ -165,6 +173,7 @@ def test_stateful_keeps_logic_per_key():
     ]
 
 
+@pytest.mark.in_process("recovery (run_main recovery_config)")
 def test_stateful_snapshots_logic_per_key(recovery_config):
     inp = [("a", "a1"), ("b", "b1"), TestingSource.ABORT(), ("a", "a2"), ("b", "b2")]
     out = []
@@ -178,6 +187,7 @@ def test_stateful_snapshots_logic_per_key(recovery_config):
     assert out == [("a", ("a1", "a2")), ("b", ("b1", "b2"))]
 
 
+@pytest.mark.in_process("recovery (run_main recovery_config)")
 def test_stateful_snapshots_discard_per_key(recovery_config):
     inp = [
         ("a", "a1"),
@@ -204,6 +214,7 @@ def test_stateful_snapshots_discard_per_key(recovery_config):
     assert out == [("a", (None, "a3")), ("b", ("b2", "b3"))]
 
 
+@pytest.mark.in_process("recovery (run_main recovery_config)")
 def test_stateful_recovers_older_snapshots(recovery_config):
     inp = [
         ("a", "a1"),

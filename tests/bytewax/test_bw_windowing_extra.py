@@ -131,6 +131,7 @@ def _window_state_keys(recovery_config: RecoveryConfig) -> list[str]:
     return sorted(key for step, keys in states.items() if step.endswith(".stateful_batch") for key in keys)
 
 
+@pytest.mark.in_process("recovery (run_main recovery_config)")
 @pytest.mark.parametrize(
     "windower",
     [
@@ -215,6 +216,7 @@ def test_logic_snapshot_empties_and_asks_to_be_discarded() -> None:
     assert logic.notify_at() is None
 
 
+@pytest.mark.in_process("shared clock (a map step advances the injected clock)")
 def test_session_ids_restart_after_the_state_was_dropped() -> None:
     # The documented consequence of dropping state: a key's next session is numbered 0 again
     # (Bytewax 0.21 would number it 1).
@@ -251,6 +253,7 @@ def _recovery_flow(inp: list[Any], out: list[Any], clock: TimeTestingGetter) -> 
     return flow
 
 
+@pytest.mark.in_process("recovery (run_main recovery_config)")
 def test_open_windows_and_queued_values_survive_a_resume(recovery_config: RecoveryConfig) -> None:
     events: list[Any] = [("a", 0, "a0"), ("b", 2, "b2"), ("a", 4, "a4"), ("a", 3, "a3")]
     rest: list[Any] = [("a", 8, "a8"), ("a", 16, "a16"), ("b", 12, "b12"), ("a", 21, "a21")]
@@ -270,6 +273,7 @@ def test_open_windows_and_queued_values_survive_a_resume(recovery_config: Recove
 # Clocks driven by an injected time. ------------------------------------------------------------
 
 
+@pytest.mark.in_process("shared clock (a map step advances the injected clock)")
 def test_system_clock_closes_windows_as_time_passes() -> None:
     clock = TimeTestingGetter(T0)
 
@@ -326,6 +330,9 @@ def test_event_clock_wakes_up_when_the_watermark_gets_there() -> None:
 # Merges. ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.in_process(
+    "source batches (the merge needs L1 and L2 in one batch; Spark interleaves sources item by item)"
+)
 @pytest.mark.parametrize(
     ("insert_mode", "expected"),
     [
