@@ -170,7 +170,7 @@ class Row:
     @overload
     def __getitem__(self, item: int | str) -> Any: ...
     def __getitem__(self, item: int | str | slice) -> Any:
-        if isinstance(item, (int, slice)):
+        if item.__class__ is int or isinstance(item, (int, slice)):
             return self._values[item]
         if self._fields is None:
             raise KeyError(f"Row {self!r} has no field names; cannot look up {item!r}")

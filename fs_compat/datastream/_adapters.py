@@ -61,15 +61,26 @@ def _outputs(result: Any, side_outputs: bool) -> Iterable[Any]:
     )
 
 
-def _conformed(fn: Callable[[Any], Any], conform: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+def _conformed(
+    fn: Callable[[Any], Any], conform: Callable[[Any], Any] | None, shape: type | None
+) -> Callable[[Any], Any]:
+    """``conform(fn(v))``, skipping ``conform`` for outputs of class ``shape`` (it keeps them)."""
     if conform is None:
         return fn
-    return lambda v: conform(fn(v))
+    if shape is None:
+        return lambda v: conform(fn(v))
+
+    def conformed(v: Any) -> Any:
+        out = fn(v)
+        return out if out.__class__ is shape else conform(out)
+
+    return conformed
 
 
 class FunctionOperator(Operator):
     """Runs one user function: ``handler(fn, value, ctx, input_index)`` per element, and the
-    function's ``on_timer`` per timer."""
+    function's ``on_timer`` per timer. Outputs go through ``conform`` (the output type's shape),
+    which keeps values of class ``shape`` as they are."""
 
     def __init__(
         self,
@@ -79,6 +90,7 @@ class FunctionOperator(Operator):
         side_outputs: bool = False,
         broadcast_states: Iterable[str] = (),
         conform: Callable[[Any], Any] | None = None,
+        shape: type | None = None,
     ) -> None:
         self.fn = fn
         self.handler = handler
@@ -89,7 +101,7 @@ class FunctionOperator(Operator):
         # The handler's result is the outputs as they are (the per-record path skips ``_out``).
         self._plain = not side_outputs and conform is None
         if handler is h_map and not side_outputs:
-            self.one_to_one = _conformed(fn.map, conform)
+            self.one_to_one = _conformed(fn.map, conform, shape)
 
     def open(self, runtime: OperatorRuntime) -> None:
         self.ctx = _Ctx(runtime, BroadcastStates(self.broadcast_states) if self.broadcast_states else None)

@@ -166,6 +166,18 @@ def _conformer(type_info: Any) -> Callable[[Any], Any] | None:
     return None
 
 
+def _shape(type_info: Any) -> type | None:
+    """The class of the values ``_conformer(type_info)`` hands back as they are (so a caller may
+    skip it for them), if there is one."""
+    from fs_compat.common import Row, RowTypeInfo, TupleTypeInfo
+
+    if isinstance(type_info, RowTypeInfo):
+        return Row
+    if isinstance(type_info, TupleTypeInfo):
+        return tuple
+    return None
+
+
 # Handlers: how each function kind handles one element. -----------------------------------------
 
 
@@ -237,7 +249,7 @@ class DataStream(Generic[T]):
         keyed: bool | None = None,
     ) -> DataStream[Any]:
         keyed = self._keyed() if keyed is None else keyed
-        conform = _conformer(output_type)
+        conform, shape = _conformer(output_type), _shape(output_type)
         template = copy_function(fn, f"step '{name}'")
 
         def factory() -> FunctionOperator:
@@ -247,6 +259,7 @@ class DataStream(Generic[T]):
                 side_outputs=side_outputs,
                 broadcast_states=broadcast_states,
                 conform=conform,
+                shape=shape,
             )
 
         node = OperatorNode(
