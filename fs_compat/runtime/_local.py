@@ -99,6 +99,21 @@ class _Instance:
         self.buffer: dict[bytes, tuple[Any, list[tuple[int, Any, int | None]]]] = {}
 
 
+class CountedConsume:
+    """A sink's ``consume`` that counts the values it is given in ``counter[0]`` (job summaries).
+    ``_Task.push_many`` calls ``consume`` itself and adds its count once per batch."""
+
+    __slots__ = ("consume", "counter")
+
+    def __init__(self, consume: Callable[[Any], None], counter: list[int]) -> None:
+        self.consume = consume
+        self.counter = counter
+
+    def __call__(self, value: Any) -> None:
+        self.counter[0] += 1
+        self.consume(value)
+
+
 #: ``push_many``'s mark for "the one output is in ``out``" (an operator's ``one_to_one``).
 _ONE: Any = object()
 
@@ -315,6 +330,10 @@ class _Task:
         rt.input_index = input_index  # the element's context (only the timestamp changes)
         rt.time_domain = None
         one = inst.one_to_one
+        counted = None  # a counting sink: called unwrapped, its count added once
+        if type(sink) is CountedConsume:
+            counted, sink = sink.counter, sink.consume
+        sent = 0
         for value, ts, key in zip(values, stamps, known):  # noqa: B905
             if selector is not None:
                 if key is None:
@@ -348,6 +367,7 @@ class _Task:
                 if outs is _ONE:
                     if sink is not None:
                         sink(out)
+                        sent += 1
                     else:
                         for task, index, consume in main:
                             if consume is not None:
@@ -360,6 +380,7 @@ class _Task:
                             self._side_output(out, ts)
                         elif sink is not None:
                             sink(out)
+                            sent += 1
                         else:
                             for task, index, consume in main:
                                 if consume is not None:
@@ -374,6 +395,8 @@ class _Task:
                 self._fire_processing_timers(inst)
                 rt.input_index = input_index  # the timers' context is the element's again
                 rt.time_domain = None
+        if counted is not None:
+            counted[0] += sent
 
     def _process(self, inst: _Instance, input_index: int, value: Any, ts: int | None, key: Any) -> None:
         """Run the instance's function on one record; ``key`` (when keyed) is already its

@@ -21,7 +21,7 @@ import attrs
 
 from fs_api import MemoryKvStore
 
-from ._local import LocalConfig, LocalRunner
+from ._local import CountedConsume, LocalConfig, LocalRunner
 from ._plan import Node, OperatorNode, SinkNode, SourceNode
 from ._state import KeyedStateBackend
 
@@ -164,18 +164,10 @@ def _count_inputs(runner: LocalRunner) -> dict[int, list[int]]:
         counter = counters[node.id] = [0] * len(node.inputs)
         if isinstance(node, SinkNode):
             assert node.consume is not None
-            task.node = attrs.evolve(node, consume=_counted_consume(node.consume, counter))
+            task.node = attrs.evolve(node, consume=CountedConsume(node.consume, counter))
         else:
             task.push = counted_push(task.push, counter)  # type: ignore[method-assign,assignment]
     return counters
-
-
-def _counted_consume(consume: Callable[[Any], None], counter: list[int]) -> Callable[[Any], None]:
-    def counted(value: Any) -> None:
-        counter[0] += 1
-        consume(value)
-
-    return counted
 
 
 def counted_push(
