@@ -74,6 +74,10 @@ class OperatorNode(Node):
     keyed: bool = False
     #: The user function the step runs, as error messages name it (``describe_callable``).
     function: str | None = None
+    #: The step keeps nothing per instance and does not care which instance sees which record,
+    #: so an engine may run it wherever the records are. Its outputs come from its records only
+    #: (nothing at watermarks or at the end of input; watermarks pass through unchanged).
+    stateless: bool = False
 
 
 @attrs.define(eq=False)

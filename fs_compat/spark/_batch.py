@@ -9,7 +9,7 @@ keyed edges, to every subtask for broadcast edges and watermarks, round-robin ot
 a partition, events are handled per subtask in ``seq`` order, so per key the order is the input
 order, and each subtask's input watermark is the minimum over its channels, as in Flink.
 
-Three shortcuts keep the per-record work down without changing what a step sees:
+Four shortcuts keep the per-record work down without changing what a step sees:
 
 - A bounded DataFrame source read by one step has no pass of its own: that step's route pass
   reads the DataFrame's rows (a source several steps read is read once, into events). When
@@ -20,6 +20,10 @@ Three shortcuts keep the per-record work down without changing what a step sees:
 - A single-input, non-keyed step fed by the main output of a step of the same parallelism that
   nobody else reads runs in that step's run pass (Flink's chaining of forward edges: subtask
   ``i`` feeds subtask ``i``, in order, as the shuffle would).
+- Stateless steps (``OperatorNode.stateless``: Bytewax's ``map``, ``filter``, ``flat_map``, ...)
+  between a source or a step and the keyed step they feed run in that keyed step's route pass,
+  on each record where it is, as Bytewax runs them on whichever worker holds the item; their
+  outputs are routed instead (``_prechained``).
 """
 
 from __future__ import annotations
@@ -98,12 +102,15 @@ class _Source:
         #: The value columns a routed record carries instead of ``v`` (``c0``, ``c1``, ...).
         self.fields = [StructField(f"c{i}", f.dataType, True) for i, f in enumerate(df.schema.fields)]
 
-    def read(self, batch: Any, first: int) -> tuple[list[list[Any]], list[int | None], list[int]]:
-        """The Python columns of ``batch``, its records' timestamps and ``seq``s (``first``: the
-        partition-wide position of its first row)."""
+    def read(self, batch: Any) -> tuple[list[list[Any]], list[int | None]]:
+        """The Python columns of ``batch`` and its records' timestamps."""
         cols = self.reader.columns(batch.columns)
-        n, k, i = batch.num_rows, self.n_sources, self.index
-        return cols, self.reader.stamps(cols, n), list(range(first * k + i, (first + n) * k + i, k))
+        return cols, self.reader.stamps(cols, batch.num_rows)
+
+    def seqs(self, first: int, n: int) -> list[int]:
+        """The ``seq``s of ``n`` records from partition-wide position ``first`` on."""
+        k, i = self.n_sources, self.index
+        return list(range(first * k + i, (first + n) * k + i, k))
 
 
 class _Frame:
@@ -129,8 +136,9 @@ class _Frame:
             row = _first_row()
             schema = _arrow_schema(_FIELDS)
             for batch in batches:
-                cols, stamps, seqs = source.read(batch, row)
+                cols, stamps = source.read(batch)
                 n = batch.num_rows
+                seqs = source.seqs(row, n)
                 row += n
                 blobs = [dumps(r) for r in source.reader.make_rows(cols)]
                 nulls = pa.nulls(n, pa.int64())
@@ -172,6 +180,7 @@ def _route(
     channels: int,
     source: _Source | None = None,
     columnar: bool = False,
+    before: _Prechain | None = None,
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The mapInArrow function that gives each event of one input of ``step`` its subtask
     (``part``). A non-keyed edge between steps of equal parallelism forwards (upstream subtask
@@ -179,7 +188,8 @@ def _route(
     rebalances, as Flink's default partitioning does.
 
     With ``source``, the input is that DataFrame source's rows: the records keep its columns
-    (``columnar``) or become events with pickled Rows."""
+    (``columnar``) or become events with pickled Rows. With ``before``, the records first go
+    through those stateless steps, and their outputs are routed instead."""
     key_selector = edge.key_selector
     encoder = KeyEncoder(edge.key_codec, max_parallelism) if key_selector is not None else None
     broadcast = edge.broadcast
@@ -214,8 +224,9 @@ def _route(
             keys[-1] = key
         return out, keys
 
-    def subtasks(batch: Any) -> tuple[list[int], list[Any] | None]:
-        """The subtask of each event of ``batch`` (watermark rows: -1), and the keys."""
+    def subtasks(batch: Any, values: list[Any] | None) -> tuple[list[int], list[Any] | None]:
+        """The subtask of each event of ``batch`` (watermark rows: -1), and the keys; ``values``
+        are the records' values when known (None for watermarks)."""
         n = batch.num_rows
         if broadcast:
             return [-1] * n, None
@@ -223,8 +234,10 @@ def _route(
             marks = batch.column("wm").to_pylist()
             parts = batch.column("ch" if forward else "seq").to_pylist()
             return [-1 if w is not None else c % p for w, c in zip(marks, parts, strict=True)], None
-        loads = pickle.loads
-        return keyed([None if v is None else loads(v) for v in batch.column("v").to_pylist()])
+        if values is None:
+            loads = pickle.loads
+            values = [None if v is None else loads(v) for v in batch.column("v").to_pylist()]
+        return keyed(values)
 
     def spread(parts: list[int], n: int) -> tuple[list[int], list[int] | None]:
         """Each event's subtasks: watermarks and broadcast records go to every subtask (the rows
@@ -246,8 +259,12 @@ def _route(
 
         schema = _arrow_schema(_ROUTED)
         types = [field.type for field in _arrow_schema(_FIELDS)]
+        steps = before.open(channels) if before is not None else None
         for batch in batches:
-            parts, keys = subtasks(batch)
+            values = None
+            if steps is not None:
+                batch, values = steps.events(batch)
+            parts, keys = subtasks(batch, values)
             parts, rows = spread(parts, batch.num_rows)
             if rows is not None:
                 batch = batch.take(pa.array(rows, pa.int64()))
@@ -255,6 +272,8 @@ def _route(
             columns = [c if c.type == t else c.cast(t) for c, t in zip(columns, types, strict=True)]
             routing = _routing(edge_index, parts, keys, rows)
             yield pa.RecordBatch.from_arrays([*columns, *routing], schema=schema)
+        if steps is not None:
+            steps.close()
 
     def route_source(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -262,17 +281,22 @@ def _route(
 
         assert source is not None
         reader = source.reader
-        fields = _schema(_FIELDS if not columnar else _META, source.fields if columnar else ())
+        fields = _schema(_COLUMNAR, source.fields) if columnar else _schema(_FIELDS)
         # Arrow timestamps with a zone hold UTC instants whatever the zone's name; Spark reads
         # any zone back as TimestampType, so UTC serves for every session time zone.
-        schema = to_arrow_schema(_schema_with_routing(fields), timezone="UTC")
-        types = [f.type for f in schema][len(_META) : len(_META) + len(source.fields)]
+        schema = to_arrow_schema(_schema_with_routing(fields, columnar), timezone="UTC")
+        types = [f.type for f in schema][len(_COLUMNAR) : len(_COLUMNAR) + len(source.fields)]
         first = _first_row()
+        steps = before.open(1) if before is not None else None
         for batch in batches:
-            n = batch.num_rows
-            cols, stamps, seqs = source.read(batch, first)
-            first += n
+            cols, stamps = source.read(batch)
             values = reader.make_rows(cols) if key_selector is not None or not columnar else None
+            if steps is not None:
+                assert values is not None
+                values, stamps = steps.records(values, stamps)
+            n = len(values) if values is not None else batch.num_rows
+            seqs = source.seqs(first, n)
+            first += n
             keys = None
             if broadcast:
                 parts = [-1] * n
@@ -283,23 +307,122 @@ def _route(
                 parts = [s % p for s in seqs]
             parts, rows = spread(parts, n)
             m = len(parts)
-            meta = [pa.nulls(m, pa.string())]
-            if not columnar:
-                assert values is not None
-                meta.append(pa.array(_taken([dumps(v) for v in values], rows), pa.binary()))
-            meta += [
-                pa.array(_taken(stamps, rows), pa.int64()),
-                pa.nulls(m, pa.int64()),
-                pa.array([0] * m, pa.int32()),
-                pa.array(_taken(seqs, rows), pa.int64()),
-            ]
+            ts, seq = pa.array(_taken(stamps, rows), pa.int64()), pa.array(_taken(seqs, rows), pa.int64())
+            routing = _routing(edge_index, parts, keys, rows)
             if columnar:
                 if rows is not None:
                     batch = batch.take(pa.array(rows, pa.int64()))
-                meta += [c if c.type == t else c.cast(t) for c, t in zip(batch.columns, types, strict=True)]
-            yield pa.RecordBatch.from_arrays([*meta, *_routing(edge_index, parts, keys, rows)], schema=schema)
+                arrays = [c if c.type == t else c.cast(t) for c, t in zip(batch.columns, types, strict=True)]
+                yield pa.RecordBatch.from_arrays([ts, seq, *arrays, *routing[1:]], schema=schema)
+                continue
+            assert values is not None
+            blobs = pa.array(_taken([dumps(v) for v in values], rows), pa.binary())
+            meta = [
+                pa.nulls(m, pa.string()),
+                blobs,
+                ts,
+                pa.nulls(m, pa.int64()),
+                pa.array([0] * m, pa.int32()),
+                seq,
+            ]
+            yield pa.RecordBatch.from_arrays([*meta, *routing], schema=schema)
+        if steps is not None:
+            steps.close()
 
     return route if source is None else route_source
+
+
+class _Prechain:
+    """Stateless steps (``OperatorNode.stateless``, first first) that run in the route pass of
+    the keyed step they feed, before its key selector (see ``_prechained``); ``tally`` counts
+    them. ``open`` gives what one Spark task runs them with."""
+
+    def __init__(self, steps: Sequence[Node], config: LocalConfig, tally: StepTally | None) -> None:
+        self.steps = list(steps)
+        self.config = config
+        self.tally = tally
+
+    def open(self, channels: int) -> _PrechainTask:
+        return _PrechainTask(self, channels)
+
+
+class _PrechainTask:
+    """The stateless steps in one route task: a SubtaskRunner of them, whose outputs replace
+    the records. Watermarks pass by them (the steps emit nothing at watermarks or at the end
+    of input)."""
+
+    def __init__(self, chain: _Prechain, channels: int) -> None:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        task = context.partitionId() if context is not None else 0
+        first, config = chain.steps[0], chain.config
+        self.runner = SubtaskRunner(
+            first, task % _parallelism(first, config), config, [1], (), chain.steps[1:]
+        )
+        self.counts = chain.tally.open() if chain.tally is not None else None
+        if self.counts is not None:
+            self.counts.started(self.runner)
+        # A frame of one channel may hold it in several partitions (a source's), in partition
+        # order; in other frames partition i holds channel i. Outputs are numbered in order.
+        self.seq = task << 32 if channels == 1 else 0
+
+    def records(self, values: list[Any], stamps: list[int | None]) -> tuple[list[Any], list[int | None]]:
+        """The outputs of the records ``values`` (with ``stamps``), and their timestamps."""
+        if self.counts is not None:
+            self.counts.records[0] += len(values)
+        self.runner.records(0, values, stamps)
+        outs = self.runner.drain()
+        return [out[1] for out in outs], [out[2] for out in outs]
+
+    def events(self, batch: Any) -> tuple[Any, list[Any]]:
+        """The events of ``batch`` (``_FIELDS``) after the steps: each record replaced by its
+        outputs (on its channel, with their timestamps), the watermarks as they are, numbered
+        anew (``seq``); also the values of the new events (None for watermarks)."""
+        import pyarrow as pa
+
+        loads, push, drain = pickle.loads, self.runner.push, self.runner.drain
+        if self.counts is not None:
+            self.counts.records[0] += batch.column("wm").null_count
+        values: list[Any] = []
+        stamps: list[int | None] = []
+        marks: list[int | None] = []
+        chs: list[int] = []
+        names = ("v", "ts", "wm", "ch")
+        for v, ts, wm, ch in zip(*(batch.column(name).to_pylist() for name in names), strict=True):
+            if wm is not None:
+                values.append(None)
+                stamps.append(ts)
+                marks.append(wm)
+                chs.append(ch)
+                continue
+            push(0, loads(v), ts)
+            for _tag, value, stamp, _wm in drain():
+                values.append(value)
+                stamps.append(stamp)
+                marks.append(None)
+                chs.append(ch)
+        n = len(values)
+        first, self.seq = self.seq, self.seq + n
+        arrays = [
+            pa.nulls(n, pa.string()),
+            pa.array(
+                [None if w is not None else dumps(v) for v, w in zip(values, marks, strict=True)], pa.binary()
+            ),
+            pa.array(stamps, pa.int64()),
+            pa.array(marks, pa.int64()),
+            pa.array(chs, pa.int32()),
+            pa.array(range(first, first + n), pa.int64()),
+        ]
+        return pa.RecordBatch.from_arrays(arrays, schema=_arrow_schema(_FIELDS)), values
+
+    def close(self) -> None:
+        """The route task ended: close the steps (their end-of-input watermark is dropped: the
+        keyed step's pass ends its input itself) and hand over the counts."""
+        self.runner.finish()
+        self.runner.drain()
+        if self.counts is not None:
+            self.counts.publish()
 
 
 def _routing(edge_index: int, parts: list[int], keys: list[Any] | None, rows: list[int] | None) -> list[Any]:
@@ -333,14 +456,18 @@ def _taken(values: list[Any], rows: list[int] | None) -> list[Any]:
     return values if rows is None else [values[r] for r in rows]
 
 
-#: An event without its value (a record from a DataFrame source carries its columns instead).
-_META = tuple(f for f in _FIELDS if f[0] != "v")
+#: A routed record of a DataFrame source that is its step's only input, before the source's
+#: columns (instead of ``v``) and ``_ROUTING`` but ``inp``: it has no ``tag``, ``wm``, ``ch`` or
+#: ``inp`` (the main output, a record, channel 0, input 0), so they do not cross the shuffle.
+_COLUMNAR = (("ts", "long"), ("seq", "long"))
 
 
-def _schema_with_routing(schema: Any) -> Any:
+def _schema_with_routing(schema: Any, columnar: bool = False) -> Any:
+    """``schema`` with the ``_ROUTING`` fields after it (``columnar``: without ``inp``)."""
     from pyspark.sql.types import StructType
 
-    return StructType([*schema.fields, *_schema(_ROUTING).fields])
+    routing = _ROUTING[1:] if columnar else _ROUTING
+    return StructType([*schema.fields, *_schema(routing).fields])
 
 
 def _run_subtasks(
@@ -455,12 +582,17 @@ def _run_subtasks(
         loads = pickle.loads
         width = len(source.fields) if source is not None else 0
         single = len(channels) == 1
+        # A DataFrame source's columns (``_COLUMNAR``): records of input 0, channel 0 only.
+        plain = source is not None
         for batch in batches:
             n = batch.num_rows
             if n == 0:
                 continue
             if counts is not None:
-                counts.batch(batch)
+                if plain:
+                    counts.records[0] += n
+                else:
+                    counts.batch(batch)
             if source is not None:
                 cols = source.reader.columns([batch.column(f"c{i}") for i in range(width)])
                 values: list[Any] = source.reader.make_rows(cols)
@@ -469,7 +601,7 @@ def _run_subtasks(
             ts_col = batch.column("ts")
             stamps: Any = itertools.repeat(None) if ts_col.null_count == n else ts_col.to_pylist()
             parts = batch.column("part").to_pylist()
-            if single and parts[0] == parts[-1] and batch.column("wm").null_count == n:
+            if single and parts[0] == parts[-1] and (plain or batch.column("wm").null_count == n):
                 # Records of one subtask only (the input is sorted by subtask): one call.
                 if parts[0] != part:
                     if runner is not None:
@@ -483,7 +615,11 @@ def _run_subtasks(
             else:
                 if type(stamps) is not list:
                     stamps = [None] * n
-                columns_ = [batch.column(name).to_pylist() for name in ("inp", "ch", "wm")]
+                columns_: list[list[Any]]
+                if plain:
+                    columns_ = [[0] * n, [0] * n, [None] * n]
+                else:
+                    columns_ = [batch.column(name).to_pylist() for name in ("inp", "ch", "wm")]
                 for row_part, v, ts, inp, ch, wm in zip(parts, values, stamps, *columns_, strict=True):
                     if row_part != part:
                         if runner is not None:
@@ -568,37 +704,45 @@ def _stage(
     tags: Sequence[str],
     chain: Sequence[Node] = (),
     output: tuple[str | None, OutputColumns] | None = None,
+    before: Sequence[Node] = (),
 ) -> _Frame:
-    """``node``'s frame (with ``chain`` run in the same pass; ``tags`` are the last step's
-    consumed side outputs): route -> repartition -> sort -> run."""
+    """``node``'s frame (with ``chain`` run in the same pass after it, ``before`` in its route
+    pass before it; ``tags`` are the last step's consumed side outputs): route -> repartition
+    -> sort -> run."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
     p = _parallelism(node, config)
     routed = None
     channels = []
+    # Where each input's records come from: ``before``'s input, else the input itself.
+    reads = [before[0].inputs[0]] if before else node.inputs
+    prechain = _Prechain(before, config, step_tally(before[0])) if before else None
     # A DataFrame source's rows cross the shuffle as its columns when they are the only input.
-    single = node.inputs[0].source.id if len(node.inputs) == 1 else None
+    single = reads[0].source.id if len(reads) == 1 and not before else None
     columnar = single is not None and frames[single].source is not None
-    for index, edge in enumerate(node.inputs):
-        src = frames[edge.source.id]
+    for index, (edge, read) in enumerate(zip(node.inputs, reads, strict=True)):
+        src = frames[read.source.id]
         channels.append(src.channels)
         tag = F.col("tag")
         df = src.df
         if src.source is not None:
-            if edge.side_tag is not None:  # a source has no side outputs
+            if read.side_tag is not None:  # a source has no side outputs
                 df = df.limit(0)
-            route = _route(node.name, index, edge, p, config.max_parallelism, 1, src.source, columnar)
-            fields = _schema(_META, src.source.fields) if columnar else _schema(_FIELDS)
-            df = df.mapInArrow(route, _schema_with_routing(fields))
+            route = _route(
+                node.name, index, edge, p, config.max_parallelism, 1, src.source, columnar, prechain
+            )
+            fields = _schema(_COLUMNAR, src.source.fields) if columnar else _schema(_FIELDS)
+            df = df.mapInArrow(route, _schema_with_routing(fields, columnar))
         else:
-            df = df.where(tag.isNull() if edge.side_tag is None else tag == edge.side_tag)
-            route = _route(node.name, index, edge, p, config.max_parallelism, src.channels)
+            df = df.where(tag.isNull() if read.side_tag is None else tag == read.side_tag)
+            route = _route(node.name, index, edge, p, config.max_parallelism, src.channels, before=prechain)
             df = df.mapInArrow(route, _schema(_ROUTED))
         routed = df if routed is None else routed.unionByName(df)
     assert routed is not None
     # Subtask i to Spark partition i (hashing ``part`` itself can put two subtasks in one task).
     spread = F.element_at(F.array(*[F.lit(v) for v in partition_keys(p)]), F.col("part") + 1)
-    ordered = routed.repartition(p, spread).sortWithinPartitions("part", "seq", "ch", "inp")
+    order = ("part", "seq") if columnar else ("part", "seq", "ch", "inp")
+    ordered = routed.repartition(p, spread).sortWithinPartitions(*order)
     source = frames[single].source if columnar and single is not None else None
     run = _run_subtasks(
         node,
@@ -668,6 +812,37 @@ def _chained(node: Node, nodes: Sequence[Node], uses: dict[int, int], config: Lo
     return None
 
 
+def _prechained(node: Node, nodes: Sequence[Node], uses: dict[int, int], config: LocalConfig) -> list[Node]:
+    """The steps that run in keyed ``node``'s route pass, before its key selector (first
+    first): the ``stateless``, non-keyed steps its only input comes through, one after another,
+    each read by the next only (one input, main output, not keyed, not broadcast). Records of
+    stateless steps may be handled wherever they are, as Bytewax does; steps chained into an
+    upstream step's pass (``_chained``) stay there."""
+    if not isinstance(node, OperatorNode) or not node.keyed or len(node.inputs) != 1:
+        return []
+    steps: list[Node] = []
+    edge = node.inputs[0]
+    while True:
+        up = edge.source
+        ok = (
+            isinstance(up, OperatorNode)
+            and up.stateless
+            and not up.keyed
+            and len(up.inputs) == 1
+            and uses.get(up.id, 0) == 1
+            and edge.side_tag is None
+            and up.inputs[0].key_selector is None
+            and not up.inputs[0].broadcast
+        )
+        if not ok:
+            break
+        steps.insert(0, up)
+        edge = up.inputs[0]
+    while steps and _chained(steps[0].inputs[0].source, nodes, uses, config) is steps[0]:
+        steps.pop(0)
+    return steps
+
+
 _STEP_ERROR = re.compile(r"(?:fs_compat\.runtime\._local\.)?StepError: (.*)")
 
 
@@ -728,9 +903,10 @@ def _build_frames(
     output: tuple[Node, str | None, OutputColumns] | None = None,
 ) -> tuple[dict[int, _Frame], list[Any]]:
     """The frame of every step of ``nodes`` (topologically ordered) but the chained ones (see
-    ``_chained``); also the DataFrames it persisted (steps with several consumers are computed
-    once, so user functions run once per record). ``output = (step, tag, columns)``: that step's
-    run pass writes its output ``tag`` as ``columns`` (``_Frame.output``)."""
+    ``_chained`` and ``_prechained``); also the DataFrames it persisted (steps with several
+    consumers are computed once, so user functions run once per record). ``output = (step,
+    tag, columns)``: that step's run pass writes its output ``tag`` as ``columns``
+    (``_Frame.output``)."""
     ship_user_code()
     check_shippable(nodes)
     tags = _consumed_tags(nodes)
@@ -741,7 +917,8 @@ def _build_frames(
             uses[edge.source.id] = uses.get(edge.source.id, 0) + 1
     frames: dict[int, _Frame] = {}
     cached = []
-    chained: set[int] = set()
+    before = {node.id: _prechained(node, nodes, uses, config) for node in nodes}
+    chained: set[int] = {step.id for steps in before.values() for step in steps}
     for node in nodes:
         if node.id in chained:
             continue
@@ -764,7 +941,7 @@ def _build_frames(
                 out = (output[1], output[2])
                 if output[1] is not None:
                     wanted.add(output[1])
-            frame = _stage(node, frames, config, sorted(wanted), chain, out)
+            frame = _stage(node, frames, config, sorted(wanted), chain, out, before[node.id])
             node = last
         else:
             continue

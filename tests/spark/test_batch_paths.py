@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -171,3 +172,22 @@ def test_timestamp_columns_cross_the_columnar_path_in_any_session_time_zone() ->
     finally:
         spark.conf.set("spark.sql.session.timeZone", old)
     assert got == sorted((f"k{i % 2}", int(t.timestamp())) for i, t in enumerate(instants))
+
+
+def test_a_columnar_shuffle_carries_no_constant_columns(events: Any) -> None:
+    """A DataFrame source read by its only consumer: its records cross the shuffle as ``ts``,
+    ``seq``, the source's columns and the routing (``part``, ``ki``, ``ks``); the columns that
+    are the same for all of them (``tag``, ``wm``, ``ch``, ``inp``) are left out."""
+
+    def job(target: str) -> Any:
+        env = _env(target)
+        return (
+            env.from_dataframe(events).key_by(lambda r: r[0]).process(Count(), output_type=OUT).to_dataframe()
+        )
+
+    out = job("spark")
+    plan = out._jdf.queryExecution().optimizedPlan().toString()
+    route = next(line for line in plan.splitlines() if "route_source" in line)
+    shuffled = re.findall(r"(\w+)#\d+", route.split("route_source", 1)[1].split(", [", 1)[1])
+    assert shuffled == ["ts", "seq", "c0", "c1", "part", "ki", "ks"]
+    assert sorted(tuple(r) for r in out.collect()) == sorted(tuple(r) for r in job("local").collect())

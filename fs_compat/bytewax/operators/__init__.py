@@ -146,8 +146,26 @@ def branch(step_id: str, up: _Stream[_X], predicate: Callable[[_X], bool]) -> Br
 @_operator
 def flat_map_batch(step_id: str, up: _Stream[_X], mapper: Callable[[list[_X]], Iterable[_Y]]) -> _Stream[_Y]:
     """Transform each batch of items into any number of items."""
+    return _flat_map_batch(step_id, up, mapper, stateless=False)
+
+
+def _flat_map_batch(
+    step_id: str, up: _Stream[_X], mapper: Callable[[list[_X]], Iterable[_Y]], *, stateless: bool
+) -> _Stream[_Y]:
     factory = functools.partial(_FlatMapBatchOperator, step_id, mapper)
-    return _down(up, up._flow._plan.add(_OperatorNode(step_id, [up._edge()], operator_factory=factory)))
+    node = _OperatorNode(step_id, [up._edge()], operator_factory=factory, stateless=stateless)
+    return _down(up, up._flow._plan.add(node))
+
+
+@_operator
+def _stateless_batch(
+    step_id: str, up: _Stream[_X], mapper: Callable[[list[_X]], Iterable[_Y]]
+) -> _Stream[_Y]:
+    """``flat_map_batch`` for the stateless operators built on it (``map``, ``flat_map`` and
+    those built on them): their mappers keep nothing between batches, so the step is marked
+    ``stateless`` and an engine may run it wherever the items are, as Bytewax does. A user's own
+    ``flat_map_batch`` is not marked (its mapper may keep something per worker)."""
+    return _flat_map_batch(step_id, up, mapper, stateless=True)
 
 
 @_operator
@@ -419,7 +437,7 @@ def flat_map(step_id: str, up: _Stream[_X], mapper: Callable[[_X], Iterable[_Y]]
     def shim_mapper(xs: list[_X]) -> Iterable[_Y]:
         return itertools.chain.from_iterable(mapper(x) for x in xs)
 
-    return flat_map_batch("flat_map_batch", up, shim_mapper)
+    return _stateless_batch("flat_map_batch", up, shim_mapper)
 
 
 def _require_key_value(step_id: str, k_v: Any) -> tuple[str, Any]:
@@ -558,7 +576,7 @@ def map(step_id: str, up: _Stream[_X], mapper: Callable[[_X], _Y]) -> _Stream[_Y
     def shim_mapper(xs: list[_X]) -> Iterable[_Y]:
         return (mapper(x) for x in xs)
 
-    return flat_map_batch("flat_map_batch", up, shim_mapper)
+    return _stateless_batch("flat_map_batch", up, shim_mapper)
 
 
 @_operator
@@ -694,7 +712,7 @@ def reduce_final(step_id: str, up: KeyedStream[_V], reducer: Callable[[_V, _V], 
             acc[k] = reducer(acc[k], v) if k in acc else v
         return acc.items()
 
-    pre = flat_map_batch("pre_reduce", up, pre_reducer)
+    pre = _stateless_batch("pre_reduce", up, pre_reducer)
 
     def shim_folder(s: _V | None, v: _V) -> _V:
         return v if s is None else reducer(s, v)
