@@ -68,22 +68,34 @@ from fs_compat.runtime import (
     OperatorNode,
     RuntimeMode,
     SinkNode,
+    StepError,
     SubtaskRunner,
     TimestampNode,
     route_key,
     subtask_of,
     upstream_of,
 )
+from fs_compat.runtime._selectors import row_field
 from fs_compat.runtime._state import stable_pickle
 
 from ._batch import ship_user_code, watermark_column
-from ._convert import OutputColumns, RowReader, dumps
+from ._convert import OutputColumns, RowReader, dumps, make_rows
 from ._ship import check_shippable
 from ._task import micro_batch_id
+from ._worker import worker_pass
 
 _MIN = -(2**63)
 
-_PRE_FIELDS = (("kg", "int"), ("seq", "long"), ("v", "binary"), ("ts", "long"))
+#: The pre-pass's rows: key group, order, pickled value, timestamp, and the record's key when it
+#: is an ``int`` (``ki``) or a ``str`` (``ks``), so the key-group pass need not run the key selector.
+_PRE_FIELDS = (
+    ("kg", "int"),
+    ("seq", "long"),
+    ("v", "binary"),
+    ("ts", "long"),
+    ("ki", "long"),
+    ("ks", "string"),
+)
 
 
 class StreamPlanError(ValueError):
@@ -191,6 +203,7 @@ def _spark_schema(fields: Sequence[tuple[str, str]]) -> Any:
         "long": st.LongType(),
         "binary": st.BinaryType(),
         "boolean": st.BooleanType(),
+        "string": st.StringType(),
     }
     return st.StructType([st.StructField(n, kinds[k], True) for n, k in fields])
 
@@ -248,7 +261,7 @@ def _stateless(
             ]
             yield pa.RecordBatch.from_pydict(out.columns(results), schema=arrow_schema)
 
-    return run
+    return worker_pass(run)
 
 
 def _pre(shape: StreamShape, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[Any]]:
@@ -262,58 +275,161 @@ def _pre(shape: StreamShape, config: LocalConfig) -> Callable[[Iterator[Any]], I
     encoder = KeyEncoder(edge.key_codec, config.max_parallelism)
     step = keyed.name
     n_groups = config.max_parallelism
+    names = reader.names
+    # The key as a column when the selector returns one field as it is (``row_field``); checked
+    # against the selector on each batch's first record.
+    key_field = row_field(key_selector, names) if not steps else None
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         pid = _partition_id()
         runner = _chain_runner(steps, pid, config)
+        field = key_field
         seq = pid << 32
         max_ts: int | None = None
         schema = _arrow_schema()
         for batch in batches:
-            tuples, stamps = reader.tuples(batch)
-            cols: dict[str, list[Any]] = {"kg": [], "seq": [], "v": [], "ts": []}
             if runner is None:  # the keyed step reads the source: values travel as tuples
-                kgs, vs = cols["kg"], cols["v"]
-                for values, ts in zip(tuples, stamps, strict=True):
-                    _key, kb, _ = route_key(step, key_selector, encoder, reader.row(values), 1)
-                    kgs.append(encoder.key_group(kb))
-                    vs.append(dumps(values))
-                    if ts is not None and (max_ts is None or ts > max_ts):
-                        max_ts = ts
-                n = len(tuples)
-                cols["seq"] = list(range(seq, seq + n))
-                cols["ts"] = stamps
-                seq += n
-                yield pa.RecordBatch.from_pydict(cols, schema=schema)
-                continue
-            for values, ts in zip(tuples, stamps, strict=True):
-                for record, rts in _records(runner, reader.row(values), ts):
-                    _key, kb, _ = route_key(step, key_selector, encoder, record, 1)
-                    cols["kg"].append(encoder.key_group(kb))
-                    cols["seq"].append(seq)
-                    cols["v"].append(dumps(record))
-                    cols["ts"].append(rts)
-                    seq += 1
-                    if rts is not None and (max_ts is None or rts > max_ts):
-                        max_ts = rts
-            yield pa.RecordBatch.from_pydict(cols, schema=schema)
+                cols = reader.columns(batch.columns)
+                n = batch.num_rows
+                stamps = reader.stamps(cols, n)
+                groups = None
+                if field is not None and n:
+                    if _folds(key_selector, reader, cols, field):
+                        groups = encoder.key_groups(cols[field])  # None: a key to report
+                    else:
+                        field = None  # not what row_field said: call the selector from now on
+                if groups is not None and field is not None:
+                    kgs, keys = groups, cols[field]
+                else:
+                    kgs, keys = _locate(
+                        step, key_selector, encoder, make_rows(names, zip(*cols, strict=True))
+                    )
+                vs = _dumps_all(list(zip(*cols, strict=True)))
+            else:
+                kgs, keys, vs, stamps = [], [], [], []
+                for values, ts in zip(*reader.tuples(batch), strict=True):
+                    # Each record's outputs are keyed and pickled before the next record runs.
+                    outs = _records(runner, _create_row(names, values), ts)
+                    records = [record for record, _ in outs]
+                    record_kgs, record_keys = _locate(step, key_selector, encoder, records)
+                    kgs += record_kgs
+                    keys += record_keys
+                    vs += _dumps_all(records)
+                    stamps += [rts for _, rts in outs]
+                n = len(vs)
+            top = max((t for t in stamps if t is not None), default=None)
+            if top is not None and (max_ts is None or top > max_ts):
+                max_ts = top
+            seqs = pa.array(range(seq, seq + n), pa.int64())
+            seq += n
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array(kgs, pa.int32()),
+                    seqs,
+                    pa.array(vs, pa.binary()),
+                    pa.array(stamps, pa.int64()),
+                    *_key_columns(keys),
+                ],
+                schema=schema,
+            )
         markers = {
             "kg": list(range(n_groups)),
             "seq": [-1] * n_groups,
             "v": [None] * n_groups,
             "ts": [max_ts] * n_groups,
+            "ki": [0] * n_groups,  # not a key: keeps the column's type int where keys are ints
+            "ks": [None] * n_groups,
         }
         yield pa.RecordBatch.from_pydict(markers, schema=schema)
 
-    return run
+    return worker_pass(run)
+
+
+def _folds(key_selector: Callable[[Any], Any], reader: RowReader, cols: list[list[Any]], field: int) -> bool:
+    """Whether ``key_selector`` gives field ``field`` of the first record of ``cols``."""
+    try:
+        return bool(key_selector(reader.row([c[0] for c in cols])) == cols[field][0])
+    except Exception:
+        return False  # ``_locate`` reports it
+
+
+def _locate(
+    step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, values: Sequence[Any]
+) -> tuple[list[int], list[Any]]:
+    """The key group of each of ``values`` on the keyed edge into ``step``, and its key
+    (``route_key`` with ``KeyEncoder.locate``'s memo inlined; a failing selector or an unusable
+    key is ``route_key``'s StepError)."""
+    memo, locate = encoder._memo, encoder.locate
+    kgs: list[int] = []
+    keys: list[Any] = []
+    add_kg, add_key = kgs.append, keys.append
+    for value in values:
+        try:
+            key = key_selector(value)
+        except Exception:
+            key = None
+        if key is None:  # the StepError naming the step and the record
+            route_key(step, key_selector, encoder, value, 1)
+            raise StepError(f"step '{step}': the key selector failed on record {value!r}")
+        kind = type(key)
+        found = memo.get(key) if kind is int or kind is str else None
+        if found is None:
+            try:
+                found = locate(key)
+            except TypeError:  # an unusable key: the StepError naming step, selector and record
+                route_key(step, key_selector, encoder, value, 1)
+                raise
+        add_kg(found[1])
+        add_key(key)
+    return kgs, keys
+
+
+def _dumps_all(values: list[Any]) -> list[bytes]:
+    """``dumps`` of each of ``values`` (pickle, in one loop while it takes them all)."""
+    try:
+        pdumps = pickle.dumps
+        return [pdumps(v, protocol=5) for v in values]
+    except Exception:
+        return [dumps(v) for v in values]
+
+
+_INT64 = 1 << 63
+
+
+def _key_columns(keys: list[Any]) -> list[Any]:
+    """The ``ki`` and ``ks`` columns of the records' ``keys``: an ``int`` key (of exactly that
+    type, in the int64 range) in ``ki``, a ``str`` key in ``ks``, other keys in neither (the
+    key-group pass runs the key selector again for those)."""
+    import pyarrow as pa
+
+    n = len(keys)
+    kinds = set(map(type, keys))
+    if kinds == {str}:
+        return [pa.nulls(n, pa.int64()), pa.array(keys, pa.string())]
+    if kinds == {int} and -_INT64 <= min(keys) and max(keys) < _INT64:
+        return [pa.array(keys, pa.int64()), pa.nulls(n, pa.string())]
+    if not keys:
+        return [pa.nulls(0, pa.int64()), pa.nulls(0, pa.string())]
+    ints = [k if type(k) is int and -_INT64 <= k < _INT64 else None for k in keys]
+    strs = [k if type(k) is str else None for k in keys]
+    return [pa.array(ints, pa.int64()), pa.array(strs, pa.string())]
 
 
 def _arrow_schema() -> Any:
     import pyarrow as pa
 
-    return pa.schema([("kg", pa.int32()), ("seq", pa.int64()), ("v", pa.binary()), ("ts", pa.int64())])
+    return pa.schema(
+        [
+            ("kg", pa.int32()),
+            ("seq", pa.int64()),
+            ("v", pa.binary()),
+            ("ts", pa.int64()),
+            ("ki", pa.int64()),
+            ("ks", pa.string()),
+        ]
+    )
 
 
 #: The state row of a key group: the blob (``_KeyGroups._save``) and a header that says, without
@@ -354,8 +470,81 @@ def _opt(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-def _first(item: tuple[Any, ...]) -> Any:
-    return item[0]
+class _Records:
+    """The records of one call of ``_KeyGroups``, from the frames Spark passes (records, and
+    markers: ``v`` null), column by column: per-record pandas access is slow."""
+
+    __slots__ = ("keys", "max_ts", "n", "seqs", "stamps", "values")
+
+    def __init__(self) -> None:
+        self.seqs: list[Any] = []  # numpy arrays
+        self.values: list[Any] = []
+        self.stamps: list[Any] = []
+        self.keys: list[Any] = []
+        self.max_ts: int | None = None  # the largest timestamp of records and markers
+        self.n = 0
+
+    def add(self, pdf: Any) -> None:
+        import pandas as pd
+
+        stamps = _stamps(pdf["ts"])
+        top = max((t for t in stamps if t is not None), default=None)
+        if top is not None and (self.max_ts is None or top > self.max_ts):
+            self.max_ts = top
+        v = pdf["v"].to_numpy()
+        kept = pd.notna(v)
+        n = int(kept.sum())
+        if n == 0:
+            return
+        seq = pdf["seq"].to_numpy()
+        ki = pdf["ki"] if "ki" in pdf else None
+        ks = pdf["ks"] if "ks" in pdf else None
+        if n < len(v):
+            v, seq = v[kept], seq[kept]
+            stamps = [t for t, k in zip(stamps, kept.tolist(), strict=True) if k]
+            ki = None if ki is None else ki[kept]
+            ks = None if ks is None else ks[kept]
+        self.n += n
+        self.seqs.append(seq)
+        self.values.append(v)
+        self.stamps.append(stamps)
+        if ki is not None and ki.dtype.kind in "iu":  # every record's key is an int
+            self.keys.append(ki.tolist())
+        elif ks is not None:  # str keys are known; others (ints among them, as floats) not: None
+            self.keys.append([k if type(k) is str else None for k in ks.tolist()])
+        else:
+            self.keys.append([None] * n)
+
+    def ordered(self) -> tuple[list[Any], list[int | None], list[Any]]:
+        """The records' pickled values, timestamps and keys (None: not known), in input order
+        (Spark's shuffle does not keep it)."""
+        import numpy as np
+
+        if len(self.seqs) == 1:
+            seq, values, stamps, keys = self.seqs[0], self.values[0], self.stamps[0], self.keys[0]
+        else:
+            seq, values = np.concatenate(self.seqs), np.concatenate(self.values)
+            stamps = [t for part in self.stamps for t in part]
+            keys = [k for part in self.keys for k in part]
+        if len(seq) > 1 and not bool((seq[1:] > seq[:-1]).all()):
+            order = np.argsort(seq, kind="stable")
+            values = values[order]
+            order_list = order.tolist()
+            stamps = [stamps[i] for i in order_list]
+            keys = [keys[i] for i in order_list]
+        return values.tolist(), stamps, keys
+
+
+def _stamps(column: Any) -> list[int | None]:
+    """The timestamps of a pandas column of ``ts`` (null: None), as ints."""
+    import pandas as pd
+
+    kind = column.dtype.kind
+    if kind in "iu":
+        return column.tolist()  # type: ignore[no-any-return]
+    if kind == "f" and column.isna().all():
+        return [None] * len(column)
+    return [None if t is None or pd.isna(t) else int(t) for t in column.tolist()]
 
 
 def _stable_dumps(value: Any) -> bytes:
@@ -496,6 +685,7 @@ class _KeyGroups:
         )
         return _Group(runner, now)
 
+    @worker_pass
     def __call__(self, key: tuple[Any, ...], pdfs: Iterator[Any], state: Any) -> Iterator[Any]:
         import pandas as pd
 
@@ -503,17 +693,12 @@ class _KeyGroups:
         row = _StateRow.read(state.get) if state.exists else None
         # Records (v set) and markers (v null, ts = a partition's largest timestamp), as lists:
         # per-record pandas access is slow.
-        seqs: list[int] = []
-        vs: list[Any] = []
-        stamps: list[Any] = []
+        records = _Records()
         for pdf in pdfs:
             if len(pdf):
-                seqs += pdf["seq"].tolist()
-                vs += pdf["v"].tolist()
-                stamps += pdf["ts"].tolist()
-        found = [ts for ts in stamps if ts is not None and ts == ts]  # NaN != NaN
-        batch_max = int(max(found)) if found else None
-        data = [(seq, v, ts) for seq, v, ts in zip(seqs, vs, stamps, strict=True) if v is not None]
+                records.add(pdf)
+        batch_max = records.max_ts
+        data = records.n > 0
         if row is None:
             if not data:
                 return  # a marker for a key group that holds nothing
@@ -529,14 +714,14 @@ class _KeyGroups:
         group.now[0] = int(state.getCurrentProcessingTimeMs())
         runner.processing_time_advanced()
         if data:
-            data.sort(key=_first)  # input order (Spark's shuffle does not keep it)
-            names, loads = self.row_names, pickle.loads
-            values = (
-                [loads(v) for _seq, v, _ts in data]
-                if names is None
-                else [_create_row(names, loads(v)) for _seq, v, _ts in data]
-            )
-            runner.records(0, values, [None if ts is None or ts != ts else int(ts) for _s, _v, ts in data])
+            values, stamps, keys = records.ordered()
+            loads = pickle.loads
+            names = self.row_names
+            if names is None:
+                values = [loads(v) for v in values]
+            else:
+                values = make_rows(names, map(loads, values))
+            runner.records(0, values, stamps, keys)
         if self.delay is not None and batch_max is not None and _above(batch_max, group.max_ts):
             group.max_ts = batch_max
             runner.watermark(0, 0, batch_max - self.delay)

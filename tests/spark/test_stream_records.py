@@ -1,0 +1,196 @@
+"""How records travel between the two passes of a streaming job (``fs_compat.spark._stream``):
+the pre-pass gives each record its key group and, when the key is an ``int`` or a ``str``, the key
+itself (``ki``/``ks``), so the key-group pass does not run the key selector again; the key-group
+pass puts the records of its frames back in input order whatever order and chunks Spark hands
+them in.
+
+The passes run in this process as Spark's workers run them: the pre-pass over the Arrow batches
+of a DataFrame, the key-group function per key group over pandas frames, with PySpark's own
+``GroupState``."""
+
+from __future__ import annotations
+
+import pickle
+from collections import defaultdict
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from pyspark import cloudpickle
+from pyspark.sql.streaming.state import GroupState
+
+from fs_compat.common import Types
+from fs_compat.datastream import MapFunction, StreamExecutionEnvironment
+from fs_compat.datastream.state import ValueStateDescriptor
+from fs_compat.runtime import ExternalSourceNode, KeyEncoder, LocalConfig, OperatorNode
+from fs_compat.spark import spark_session
+from fs_compat.spark._convert import OutputColumns
+from fs_compat.spark._stream import _STATE_FIELDS, StreamShape, _KeyGroups, _pre, _spark_schema
+
+pytestmark = [pytest.mark.spark]
+
+OUT = Types.TUPLE([Types.STRING(), Types.LONG(), Types.LONG()])
+
+
+class RunningSum(MapFunction):
+    """``(str(key), count, sum of value)`` per record, keyed by the stream's key."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.state = runtime_context.get_state(
+            ValueStateDescriptor("cs", Types.TUPLE([Types.LONG(), Types.LONG()]))
+        )
+
+    def map(self, value: Any) -> Any:
+        count, total = self.state.value() or (0, 0)
+        count, total = count + 1, total + value.value
+        self.state.update((count, total))
+        return (str(value.key), count, total)
+
+
+class Echo(MapFunction):
+    """Each record as it is; counts records per key (so the key group has a state row)."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.count = runtime_context.get_state(ValueStateDescriptor("n", Types.LONG()))
+
+    def map(self, value: Any) -> Any:
+        self.count.update((self.count.value() or 0) + 1)
+        return value
+
+
+def _state() -> GroupState:
+    return GroupState(
+        None,  # type: ignore[arg-type]  # no state row yet
+        1000,
+        -1,
+        "NoTimeout",
+        False,
+        False,
+        False,
+        False,
+        False,
+        -1,
+        b"",
+        _spark_schema(_STATE_FIELDS),
+    )
+
+
+def _task_copy(fn: _KeyGroups) -> _KeyGroups:
+    """``fn`` as a Spark task has it: unpickled anew for every task."""
+    copy: _KeyGroups = pickle.loads(cloudpickle.dumps(fn))  # type: ignore[no-untyped-call]
+    return copy
+
+
+def _passes(df: Any, selector: Any) -> tuple[list[pa.RecordBatch], _KeyGroups]:
+    """The pre-pass's output batches over ``df`` and the key-group function of a job keyed by
+    ``selector`` that runs ``RunningSum`` on ``df``'s rows."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    ds = env.from_dataframe(df).key_by(selector).map(RunningSum(), output_type=OUT)
+    node = ds._node
+    assert isinstance(node, OperatorNode)
+    source = node.inputs[0].source
+    assert isinstance(source, ExternalSourceNode)
+    config = LocalConfig()
+    shape = StreamShape(source, (), node, ())
+    batches = df.toArrow().to_batches(max_chunksize=7)
+    pre = list(_pre(shape, config)(iter(batches)))
+    names = [f.name for f in df.schema.fields]
+    return pre, _KeyGroups(node, (), None, config, OutputColumns(OUT), None, None, names)
+
+
+def _run_groups(pre: list[pa.RecordBatch], fn: _KeyGroups, reverse: bool) -> list[tuple[Any, ...]]:
+    """The key-group function over the pre-pass's rows, per key group, as pandas frames of at
+    most 3 rows, records in reverse input order when ``reverse``; all outputs."""
+    table = pa.Table.from_batches(pre)
+    rows: dict[int, list[int]] = defaultdict(list)
+    for i, kg in enumerate(table.column("kg").to_pylist()):
+        rows[kg].append(i)
+    outs = []
+    for kg, at in rows.items():
+        if reverse:
+            at = at[::-1]
+        part = table.take(at)
+        frames = [part.slice(s, 3).to_pandas() for s in range(0, part.num_rows, 3)]
+        task_copy = _task_copy(fn)  # Spark unpickles the function per task
+        for frame in task_copy((kg,), iter(frames), _state()):
+            outs += [tuple(r) for r in frame.itertuples(index=False)]
+    return outs
+
+
+def _expected(keys: list[Any], values: list[int]) -> list[tuple[Any, ...]]:
+    seen: dict[Any, tuple[int, int]] = {}
+    out = []
+    for k, v in zip(keys, values, strict=True):
+        count, total = seen.get(k, (0, 0))
+        seen[k] = (count + 1, total + v)
+        out.append((str(k), count + 1, total + v))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_str_int_and_other_keys_reach_the_key_group_pass_and_records_keep_input_order(reverse: bool) -> None:
+    spark = spark_session()
+    n = 40
+    values = list(range(n))
+    cases: list[tuple[str, Any, list[Any], str | None]] = [
+        ("key STRING, value LONG", lambda r: r.key, [str(i % 5) for i in values], "ks"),
+        ("key LONG, value LONG", lambda r: r.key, [i % 5 - 2 for i in values], "ki"),
+        ("key LONG, value LONG", lambda r: (r.key,), [i % 5 for i in values], None),  # not shipped
+        (
+            "key LONG, value LONG",
+            lambda r: r.key if r.key % 2 else str(r.key),
+            [i % 5 for i in values],
+            "both",
+        ),
+    ]
+    for schema, selector, keys, shipped in cases:
+        df = spark.createDataFrame(list(zip(keys, values, strict=True)), schema)
+        pre, fn = _passes(df, selector)
+        records = pa.Table.from_batches(pre).filter(pa.compute.field("seq") >= 0)
+        wanted = [selector(type("R", (), {"key": k})()) for k in keys]
+        encoder = KeyEncoder(fn.keyed.inputs[0].key_codec, 128)
+        assert records.column("kg").to_pylist() == [encoder.locate(k)[1] for k in wanted]
+        ki, ks = records.column("ki").to_pylist(), records.column("ks").to_pylist()
+        if shipped == "ks":
+            assert ks == wanted and ki == [None] * n
+        elif shipped == "ki":
+            assert ki == wanted and ks == [None] * n
+        elif shipped is None:
+            assert ki == ks == [None] * n
+        else:
+            assert [i if i is not None else s for i, s in zip(ki, ks, strict=True)] == wanted
+        outs = _run_groups(pre, fn, reverse)
+        assert sorted(outs) == _expected([w[0] if isinstance(w, tuple) else w for w in wanted], values)
+
+
+def test_timestamps_of_records_and_markers_become_the_key_groups_watermark() -> None:
+    """A frame's ``ts`` column is int64 without nulls and float64 with them (pandas); either way
+    records keep their timestamps and the largest one, markers' included, moves the watermark."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    ds = env.from_collection([("a", 1)]).key_by(lambda v: v[0]).map(Echo(), output_type=None)
+    node = ds._node
+    assert isinstance(node, OperatorNode)
+    fn = _KeyGroups(node, (), None, LocalConfig(), OutputColumns(None), None, 1)
+    kg = KeyEncoder(node.inputs[0].key_codec, 128).locate("a")[1]
+    for ts, marker_ts, top in (([5, 3], 9, 9), ([5, None], None, 5), ([None, None], 7, 7)):
+        frame = pd.DataFrame(
+            {
+                "kg": pd.Series([kg] * 3, dtype="int32"),
+                "seq": [1, 0, -1],
+                "v": [pickle.dumps(("a", 1)), pickle.dumps(("a", 2)), None],
+                "ts": pd.array([*ts, marker_ts], dtype="float64" if None in (*ts, marker_ts) else "int64"),
+                "ki": pd.array([None, None, 0], dtype="float64"),
+                "ks": ["a", "a", None],
+            }
+        )
+        state = _state()
+        out = list(_task_copy(fn)((kg,), iter([frame]), state))
+        assert [pickle.loads(v) for f in out for v in f["value"]] == [("a", 2), ("a", 1)]  # seq order
+        assert _max_ts(state) == top
+
+
+def _max_ts(state: GroupState) -> Any:
+    row = state.getOption
+    assert row is not None
+    return row[_STATE_FIELDS.index(("max_ts", "long"))]
