@@ -56,10 +56,12 @@ from fs_compat.runtime import (
     route_key,
     upstream_of,
 )
+from fs_compat.runtime._selectors import row_field
 
 from ._convert import OutputColumns, RowReader, dumps
 from ._counters import StepTally, counting, step_tally
 from ._ship import check_shippable
+from ._worker import worker_pass
 
 _FIELDS = (("tag", "string"), ("v", "binary"), ("ts", "long"), ("wm", "long"), ("ch", "int"), ("seq", "long"))
 #: A routed event: ``inp`` (which input of the step) and ``part`` (which subtask) added.
@@ -154,7 +156,7 @@ class _Frame:
                     schema=schema,
                 )
 
-        return self.df.mapInArrow(events, _schema(_FIELDS))
+        return self.df.mapInArrow(worker_pass(events), _schema(_FIELDS))
 
 
 def _first_row() -> int:
@@ -224,6 +226,16 @@ def _route(
             keys[-1] = key
         return out, keys
 
+    def folded(cols: list[list[Any]], field: int) -> tuple[list[int], list[Any]] | None:
+        """``keyed`` of a DataFrame source's records whose key is their field ``field`` (the
+        selector returns it as is, see ``row_field``): no Row and no selector call per record.
+        None when a key is missing or unusable: ``keyed`` on the Rows names the record."""
+        assert encoder is not None
+        groups = encoder.key_groups(cols[field])
+        if groups is None:
+            return None
+        return [g * p // max_parallelism for g in groups], cols[field]
+
     def subtasks(batch: Any, values: list[Any] | None) -> tuple[list[int], list[Any] | None]:
         """The subtask of each event of ``batch`` (watermark rows: -1), and the keys; ``values``
         are the records' values when known (None for watermarks)."""
@@ -288,9 +300,28 @@ def _route(
         types = [f.type for f in schema][len(_COLUMNAR) : len(_COLUMNAR) + len(source.fields)]
         first = _first_row()
         steps = before.open(1) if before is not None else None
+        # The key as a column: the records cross the shuffle as columns and the selector returns
+        # one field as it is. Checked against the selector on each batch's first record.
+        field = None
+        if columnar and steps is None and key_selector is not None and not broadcast:
+            field = row_field(key_selector, reader.names)
         for batch in batches:
             cols, stamps = source.read(batch)
-            values = reader.make_rows(cols) if key_selector is not None or not columnar else None
+            keyed_by_field = None
+            if field is not None and batch.num_rows:
+                try:
+                    same = key_selector(reader.row([c[0] for c in cols])) == cols[field][0]  # type: ignore[misc]
+                except Exception:
+                    same = False  # ``keyed`` reports it
+                if same:
+                    keyed_by_field = folded(cols, field)
+                else:
+                    field = None  # not what row_field said: call the selector from now on
+            values = (
+                reader.make_rows(cols)
+                if keyed_by_field is None and (key_selector is not None or not columnar)
+                else None
+            )
             if steps is not None:
                 assert values is not None
                 values, stamps = steps.records(values, stamps)
@@ -300,6 +331,8 @@ def _route(
             keys = None
             if broadcast:
                 parts = [-1] * n
+            elif keyed_by_field is not None:
+                parts, keys = keyed_by_field
             elif key_selector is not None:
                 assert values is not None
                 parts, keys = keyed(values)
@@ -329,7 +362,7 @@ def _route(
         if steps is not None:
             steps.close()
 
-    return route if source is None else route_source
+    return worker_pass(route if source is None else route_source)
 
 
 class _Prechain:
@@ -643,7 +676,7 @@ def _run_subtasks(
             counts.publish()
         yield flush()
 
-    return run
+    return worker_pass(run)
 
 
 _pickle_dumps = pickle.dumps
@@ -1007,4 +1040,4 @@ def batch_dataframe(spark: Any, node: Node, tag: str | None, config: LocalConfig
                 raise StepError(f"step '{step}': {out.mismatch([cols[n] for n in out.names], exc)}") from exc
             yield encoded
 
-    return df.select("v").mapInArrow(decode, out.schema)
+    return df.select("v").mapInArrow(worker_pass(decode), out.schema)

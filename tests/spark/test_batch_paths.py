@@ -191,3 +191,47 @@ def test_a_columnar_shuffle_carries_no_constant_columns(events: Any) -> None:
     shuffled = re.findall(r"(\w+)#\d+", route.split("route_source", 1)[1].split(", [", 1)[1])
     assert shuffled == ["ts", "seq", "c0", "c1", "part", "ki", "ks"]
     assert sorted(tuple(r) for r in out.collect()) == sorted(tuple(r) for r in job("local").collect())
+
+
+def _route_columns(events: Any, selector: Any) -> dict[str, list[Any]]:
+    """The route pass of a keyed step reading ``events`` through ``selector``, run here on the
+    DataFrame's rows as one Arrow batch: its ``part``/``ki``/``ks`` columns."""
+    from fs_compat.runtime import Edge, SourceNode
+    from fs_compat.spark._batch import _route, _Source
+
+    table = events.toArrow()
+    batch = table.combine_chunks().to_batches()[0]
+    edge = Edge(SourceNode("events"), key_selector=selector)
+    route = _route("Count", 0, edge, 2, 128, 1, _Source(events, 0, 1), True)
+    (out,) = list(route(iter([batch])))
+    return {name: out.column(name).to_pylist() for name in ("part", "ki", "ks")}
+
+
+def test_a_selector_that_returns_a_field_is_read_from_its_column(events: Any) -> None:
+    """``lambda r: r[0]``, ``lambda r: r.k`` and ``itemgetter("k")`` return a field as it is:
+    the route pass takes the key from the column (no Row, no call per record) and routes
+    exactly as a selector it must call (``lambda r: r[0] * 1``); both targets agree."""
+    import operator
+
+    called = _route_columns(events, lambda r: r[0] * 1)
+    for selector in (lambda r: r[0], lambda r: r.k, operator.itemgetter("k")):
+        assert _route_columns(events, selector) == called
+
+        def job(target: str, selector: Any = selector) -> list[tuple[Any, ...]]:
+            env = _env(target)
+            counted = env.from_dataframe(events).key_by(selector).process(Count(), output_type=OUT)
+            return sorted(tuple(r) for r in counted.to_dataframe().collect())
+
+        assert job("spark") == job("local")
+
+
+def test_a_null_key_in_a_key_column_names_the_record() -> None:
+    """A null in the key column: the route pass goes back to the Rows and fails naming the step
+    and the record, as for any selector that returns None."""
+    from fs_compat.runtime import StepError
+
+    rows = spark_session().createDataFrame([(1, 10), (None, 11)], "k LONG, id LONG").coalesce(1)
+    with pytest.raises(
+        StepError, match=re.escape("the key selector returned None for record Row(k=None, id=11)")
+    ):
+        _route_columns(rows, lambda r: r.k)
