@@ -270,8 +270,12 @@ def spark_floor_frame(spark: Any, n: int, keys: int, state_type: str) -> Any:
                 names=["key", "count", "sum"],
             )
 
+    from fs_compat.spark._worker import worker_pass
+
+    # With the collector setting fs-compat's passes use (``worker_pass``), so that the floor
+    # stays a bound for them; the reference keeps CPython's default.
     ordered = events_frame(spark, n, keys).repartition(2, "key").sortWithinPartitions("key", "amount")
-    return ordered.mapInArrow(running, schema)
+    return ordered.mapInArrow(worker_pass(running), schema)
 
 
 def write_noop(df: Any) -> None:
