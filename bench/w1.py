@@ -203,13 +203,8 @@ def spark_bytewax_frame(spark: Any, n: int, keys: int) -> Any:
 
 def spark_reference_frame(spark: Any, n: int, keys: int) -> Any:
     """The practical limit: Spark partitions and orders, a plain dict does the rest."""
-    from pyspark.sql.types import LongType, StructField, StructType
-
-    schema = StructType([StructField(c, LongType(), False) for c in ("key", "count", "sum")])
 
     def running(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
         state: dict[int, tuple[int, int]] = {}
         for batch in batches:
             keys_out, counts, sums = [], [], []
@@ -225,27 +220,17 @@ def spark_reference_frame(spark: Any, n: int, keys: int) -> Any:
                 keys_out.append(key)
                 counts.append(count)
                 sums.append(total)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(keys_out, pa.int64()), pa.array(counts, pa.int64()), pa.array(sums, pa.int64())],
-                names=["key", "count", "sum"],
-            )
+            yield _w1_batch(keys_out, counts, sums)
 
-    # ``amount`` is the event's position (``id``): ordering by it keeps each key's arrival order.
-    ordered = events_frame(spark, n, keys).repartition(2, "key").sortWithinPartitions("key", "amount")
-    return ordered.mapInArrow(running, schema)
+    return _in_key_order(spark, n, keys, running)
 
 
 def spark_floor_frame(spark: Any, n: int, keys: int, state_type: str) -> Any:
     """The API shape at no runtime cost on Spark: the reference's plan and single pass, but each
     event becomes a ``Row`` (what ``from_dataframe`` hands the user's functions), the user's key
     selector and ``RunningCountSum.map`` run on it over a dict state (``_FloorState``)."""
-    from pyspark.sql.types import LongType, StructField, StructType
-
-    schema = StructType([StructField(c, LongType(), False) for c in ("key", "count", "sum")])
 
     def running(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
         from fs_compat.spark._convert import make_rows
 
         context = _FloorContext()
@@ -265,17 +250,32 @@ def spark_floor_frame(spark: Any, n: int, keys: int, state_type: str) -> Any:
                 keys_out.append(key)
                 counts.append(count)
                 sums.append(total)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(keys_out, pa.int64()), pa.array(counts, pa.int64()), pa.array(sums, pa.int64())],
-                names=["key", "count", "sum"],
-            )
+            yield _w1_batch(keys_out, counts, sums)
 
     from fs_compat.spark._worker import worker_pass
 
     # With the collector setting fs-compat's passes use (``worker_pass``), so that the floor
     # stays a bound for them; the reference keeps CPython's default.
+    return _in_key_order(spark, n, keys, worker_pass(running))
+
+
+def _w1_batch(keys_out: list[int], counts: list[int], sums: list[int]) -> Any:
+    """W1's output rows ``(key, count, sum)`` as an Arrow batch."""
+    import pyarrow as pa
+
+    arrays = [pa.array(keys_out, pa.int64()), pa.array(counts, pa.int64()), pa.array(sums, pa.int64())]
+    return pa.RecordBatch.from_arrays(arrays, names=["key", "count", "sum"])
+
+
+def _in_key_order(spark: Any, n: int, keys: int, running: Callable[[Iterator[Any]], Iterator[Any]]) -> Any:
+    """W1's events partitioned by key (2 partitions) and sorted, through ``running``
+    (mapInArrow) into ``(key, count, sum)``."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    schema = StructType([StructField(c, LongType(), False) for c in ("key", "count", "sum")])
+    # ``amount`` is the event's position (``id``): ordering by it keeps each key's arrival order.
     ordered = events_frame(spark, n, keys).repartition(2, "key").sortWithinPartitions("key", "amount")
-    return ordered.mapInArrow(worker_pass(running), schema)
+    return ordered.mapInArrow(running, schema)
 
 
 def write_noop(df: Any) -> None:

@@ -255,11 +255,7 @@ class _Task:
                         elif sink is not None:
                             sink(out)
                         else:
-                            for task, index, consume in self._main:
-                                if consume is not None:
-                                    consume(out)
-                                else:
-                                    task.push(index, out, ts)
+                            self._to_main(out, ts)
                 except StepError:
                     raise
                 except Exception as exc:
@@ -325,7 +321,7 @@ class _Task:
         # A non-keyed input of the one instance takes the same loop without the key part.
         selector, memo, encoder = keyed if keyed is not None else (None, {}, None)
         backend, rt, process = inst.backend, inst.rt, inst.process
-        timers, sink, main, name = rt.processing_timers, self._sink, self._main, self.node.name
+        timers, sink, name, to_main = rt.processing_timers, self._sink, self.node.name, self._to_main
         known = itertools.repeat(None) if keys is None else keys
         rt.input_index = input_index  # the element's context (only the timestamp changes)
         rt.time_domain = None
@@ -369,11 +365,7 @@ class _Task:
                         sink(out)
                         sent += 1
                     else:
-                        for task, index, consume in main:
-                            if consume is not None:
-                                consume(out)
-                            else:
-                                task.push(index, out, ts)
+                        to_main(out, ts)
                 elif outs:
                     for out in outs:
                         if isinstance(out, SideOutput):
@@ -382,11 +374,7 @@ class _Task:
                             sink(out)
                             sent += 1
                         else:
-                            for task, index, consume in main:
-                                if consume is not None:
-                                    consume(out)
-                                else:
-                                    task.push(index, out, ts)
+                            to_main(out, ts)
             except StepError:
                 raise
             except Exception as exc:
@@ -417,21 +405,24 @@ class _Task:
     def _emit(self, outs: Iterable[Any] | None, ts: int | None, key: Any, record: Any) -> None:
         if outs is None:
             return
-        main = self._main
         try:
             for out in outs:
                 if isinstance(out, SideOutput):
                     self._side_output(out, ts)
                 else:
-                    for task, index, consume in main:
-                        if consume is not None:
-                            consume(out)
-                        else:
-                            task.push(index, out, ts)
+                    self._to_main(out, ts)
         except StepError:
             raise
         except Exception as exc:
             raise StepError(self._where(exc, key, record)) from exc
+
+    def _to_main(self, out: Any, ts: int | None) -> None:
+        """Hand ``out`` to every consumer of the main output (a sink's ``consume`` directly)."""
+        for task, index, consume in self._main:
+            if consume is not None:
+                consume(out)
+            else:
+                task.push(index, out, ts)
 
     def _side_output(self, out: SideOutput, ts: int | None) -> None:
         for tag, task, index in self.down:

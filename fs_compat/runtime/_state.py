@@ -322,7 +322,7 @@ class _HeapCell(_Bound):
             pk = backend.current_key_bytes
             if pk is None:
                 raise self._no_key()
-            if not (self._stored or backend._restored_groups or not backend.stores_start_empty):
+            if not self._stored and not backend._restored_groups and backend.stores_start_empty:
                 value = self._cache[pk] = self._empty
                 return value
             raw = self._cur().read_raw()

@@ -200,31 +200,8 @@ def _route(
     def keyed(values: Sequence[Any]) -> tuple[list[int], list[Any]]:
         """The subtask of each value (None, a watermark row: -1) and its key."""
         assert encoder is not None and key_selector is not None
-        memo, locate = encoder._memo, encoder.locate
-        out = []
-        keys: list[Any] = []
-        for value in values:
-            keys.append(None)
-            if value is None:
-                out.append(-1)
-                continue
-            try:
-                key = key_selector(value)
-            except Exception:
-                key = None
-            if key is None:  # the StepError naming the step and the record
-                route_key(step, key_selector, encoder, value, p)
-                raise StepError(f"step '{step}': the key selector failed on record {value!r}")
-            kind = type(key)  # ``KeyEncoder.locate``, its memo inlined
-            found = memo.get(key) if kind is int or kind is str else None
-            try:
-                located = found if found is not None else locate(key)
-            except TypeError:  # an unusable key: the StepError naming step, selector and record
-                route_key(step, key_selector, encoder, value, p)
-                raise
-            out.append(located[1] * p // max_parallelism)
-            keys[-1] = key
-        return out, keys
+        groups, keys = locate_keys(step, key_selector, encoder, values)
+        return [-1 if g < 0 else g * p // max_parallelism for g in groups], keys
 
     def folded(cols: list[list[Any]], field: int) -> tuple[list[int], list[Any]] | None:
         """``keyed`` of a DataFrame source's records whose key is their field ``field`` (the
@@ -309,11 +286,8 @@ def _route(
             cols, stamps = source.read(batch)
             keyed_by_field = None
             if field is not None and batch.num_rows:
-                try:
-                    same = key_selector(reader.row([c[0] for c in cols])) == cols[field][0]  # type: ignore[misc]
-                except Exception:
-                    same = False  # ``keyed`` reports it
-                if same:
+                assert key_selector is not None
+                if selects_field(key_selector, reader, cols, field):
                     keyed_by_field = folded(cols, field)
                 else:
                     field = None  # not what row_field said: call the selector from now on
@@ -464,24 +438,77 @@ def _routing(edge_index: int, parts: list[int], keys: list[Any] | None, rows: li
     import pyarrow as pa
 
     m = len(parts)
-    ints: Any = pa.nulls(m, pa.int64())
-    strs: Any = pa.nulls(m, pa.string())
-    if keys is not None:
-        keys = _taken(keys, rows)
-        kinds = set(map(type, keys))
-        if kinds == {int} and -_INT64 <= min(keys) and max(keys) < _INT64:
-            ints = pa.array(keys, pa.int64())
-        elif kinds == {str}:
-            strs = pa.array(keys, pa.string())
-        else:
-            ints = pa.array(
-                [k if type(k) is int and -_INT64 <= k < _INT64 else None for k in keys], pa.int64()
-            )
-            strs = pa.array([k if type(k) is str else None for k in keys], pa.string())
-    return [pa.array([edge_index] * m, pa.int32()), pa.array(parts, pa.int32()), ints, strs]
+    if keys is None:
+        known = [pa.nulls(m, pa.int64()), pa.nulls(m, pa.string())]
+    else:
+        known = key_columns(_taken(keys, rows))
+    return [pa.array([edge_index] * m, pa.int32()), pa.array(parts, pa.int32()), *known]
 
 
 _INT64 = 1 << 63
+
+
+def key_columns(keys: list[Any]) -> list[Any]:
+    """The ``ki`` and ``ks`` columns of records with ``keys``: an ``int`` key (of exactly that
+    type, in the int64 range) in ``ki``, a ``str`` key in ``ks``, other keys (and None) in
+    neither: the pass that reads them runs the key selector again for those."""
+    import pyarrow as pa
+
+    n = len(keys)
+    kinds = set(map(type, keys))
+    if kinds == {str}:
+        return [pa.nulls(n, pa.int64()), pa.array(keys, pa.string())]
+    if kinds == {int} and -_INT64 <= min(keys) and max(keys) < _INT64:
+        return [pa.array(keys, pa.int64()), pa.nulls(n, pa.string())]
+    ints = [k if type(k) is int and -_INT64 <= k < _INT64 else None for k in keys]
+    strs = [k if type(k) is str else None for k in keys]
+    return [pa.array(ints, pa.int64()), pa.array(strs, pa.string())]
+
+
+def locate_keys(
+    step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, values: Sequence[Any]
+) -> tuple[list[int], list[Any]]:
+    """The key group of each of ``values`` on the keyed edge into ``step`` (-1 for None, a
+    watermark row) and its key (None for those): ``route_key`` with ``KeyEncoder.locate``'s
+    memo inlined; a failing selector or an unusable key is ``route_key``'s StepError."""
+    memo, locate = encoder._memo, encoder.locate
+    groups: list[int] = []
+    keys: list[Any] = []
+    add_group, add_key = groups.append, keys.append
+    for value in values:
+        if value is None:
+            add_group(-1)
+            add_key(None)
+            continue
+        try:
+            key = key_selector(value)
+        except Exception:
+            key = None
+        if key is None:  # the StepError naming the step and the record
+            route_key(step, key_selector, encoder, value, 1)
+            raise StepError(f"step '{step}': the key selector failed on record {value!r}")
+        kind = type(key)
+        found = memo.get(key) if kind is int or kind is str else None
+        if found is None:
+            try:
+                found = locate(key)
+            except TypeError:  # an unusable key: the StepError naming step, selector and record
+                route_key(step, key_selector, encoder, value, 1)
+                raise
+        add_group(found[1])
+        add_key(key)
+    return groups, keys
+
+
+def selects_field(
+    key_selector: Callable[[Any], Any], reader: RowReader, cols: list[list[Any]], field: int
+) -> bool:
+    """Whether ``key_selector`` gives field ``field`` of the first record of ``cols``, as
+    ``row_field`` said it would (checked once per batch before reading keys from the column)."""
+    try:
+        return bool(key_selector(reader.row([c[0] for c in cols])) == cols[field][0])
+    except Exception:
+        return False  # the selector's own error comes when it is called per record
 
 
 def _taken(values: list[Any], rows: list[int] | None) -> list[Any]:

@@ -68,17 +68,15 @@ from fs_compat.runtime import (
     OperatorNode,
     RuntimeMode,
     SinkNode,
-    StepError,
     SubtaskRunner,
     TimestampNode,
-    route_key,
     subtask_of,
     upstream_of,
 )
 from fs_compat.runtime._selectors import row_field
 from fs_compat.runtime._state import stable_pickle
 
-from ._batch import ship_user_code, watermark_column
+from ._batch import key_columns, locate_keys, selects_field, ship_user_code, watermark_column
 from ._convert import OutputColumns, RowReader, dumps, make_rows
 from ._ship import check_shippable
 from ._task import micro_batch_id
@@ -296,14 +294,14 @@ def _pre(shape: StreamShape, config: LocalConfig) -> Callable[[Iterator[Any]], I
                 stamps = reader.stamps(cols, n)
                 groups = None
                 if field is not None and n:
-                    if _folds(key_selector, reader, cols, field):
+                    if selects_field(key_selector, reader, cols, field):
                         groups = encoder.key_groups(cols[field])  # None: a key to report
                     else:
                         field = None  # not what row_field said: call the selector from now on
                 if groups is not None and field is not None:
                     kgs, keys = groups, cols[field]
                 else:
-                    kgs, keys = _locate(
+                    kgs, keys = locate_keys(
                         step, key_selector, encoder, make_rows(names, zip(*cols, strict=True))
                     )
                 vs = _dumps_all(list(zip(*cols, strict=True)))
@@ -313,7 +311,7 @@ def _pre(shape: StreamShape, config: LocalConfig) -> Callable[[Iterator[Any]], I
                     # Each record's outputs are keyed and pickled before the next record runs.
                     outs = _records(runner, _create_row(names, values), ts)
                     records = [record for record, _ in outs]
-                    record_kgs, record_keys = _locate(step, key_selector, encoder, records)
+                    record_kgs, record_keys = locate_keys(step, key_selector, encoder, records)
                     kgs += record_kgs
                     keys += record_keys
                     vs += _dumps_all(records)
@@ -330,7 +328,7 @@ def _pre(shape: StreamShape, config: LocalConfig) -> Callable[[Iterator[Any]], I
                     seqs,
                     pa.array(vs, pa.binary()),
                     pa.array(stamps, pa.int64()),
-                    *_key_columns(keys),
+                    *key_columns(keys),
                 ],
                 schema=schema,
             )
@@ -347,45 +345,6 @@ def _pre(shape: StreamShape, config: LocalConfig) -> Callable[[Iterator[Any]], I
     return worker_pass(run)
 
 
-def _folds(key_selector: Callable[[Any], Any], reader: RowReader, cols: list[list[Any]], field: int) -> bool:
-    """Whether ``key_selector`` gives field ``field`` of the first record of ``cols``."""
-    try:
-        return bool(key_selector(reader.row([c[0] for c in cols])) == cols[field][0])
-    except Exception:
-        return False  # ``_locate`` reports it
-
-
-def _locate(
-    step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, values: Sequence[Any]
-) -> tuple[list[int], list[Any]]:
-    """The key group of each of ``values`` on the keyed edge into ``step``, and its key
-    (``route_key`` with ``KeyEncoder.locate``'s memo inlined; a failing selector or an unusable
-    key is ``route_key``'s StepError)."""
-    memo, locate = encoder._memo, encoder.locate
-    kgs: list[int] = []
-    keys: list[Any] = []
-    add_kg, add_key = kgs.append, keys.append
-    for value in values:
-        try:
-            key = key_selector(value)
-        except Exception:
-            key = None
-        if key is None:  # the StepError naming the step and the record
-            route_key(step, key_selector, encoder, value, 1)
-            raise StepError(f"step '{step}': the key selector failed on record {value!r}")
-        kind = type(key)
-        found = memo.get(key) if kind is int or kind is str else None
-        if found is None:
-            try:
-                found = locate(key)
-            except TypeError:  # an unusable key: the StepError naming step, selector and record
-                route_key(step, key_selector, encoder, value, 1)
-                raise
-        add_kg(found[1])
-        add_key(key)
-    return kgs, keys
-
-
 def _dumps_all(values: list[Any]) -> list[bytes]:
     """``dumps`` of each of ``values`` (pickle, in one loop while it takes them all)."""
     try:
@@ -393,28 +352,6 @@ def _dumps_all(values: list[Any]) -> list[bytes]:
         return [pdumps(v, protocol=5) for v in values]
     except Exception:
         return [dumps(v) for v in values]
-
-
-_INT64 = 1 << 63
-
-
-def _key_columns(keys: list[Any]) -> list[Any]:
-    """The ``ki`` and ``ks`` columns of the records' ``keys``: an ``int`` key (of exactly that
-    type, in the int64 range) in ``ki``, a ``str`` key in ``ks``, other keys in neither (the
-    key-group pass runs the key selector again for those)."""
-    import pyarrow as pa
-
-    n = len(keys)
-    kinds = set(map(type, keys))
-    if kinds == {str}:
-        return [pa.nulls(n, pa.int64()), pa.array(keys, pa.string())]
-    if kinds == {int} and -_INT64 <= min(keys) and max(keys) < _INT64:
-        return [pa.array(keys, pa.int64()), pa.nulls(n, pa.string())]
-    if not keys:
-        return [pa.nulls(0, pa.int64()), pa.nulls(0, pa.string())]
-    ints = [k if type(k) is int and -_INT64 <= k < _INT64 else None for k in keys]
-    strs = [k if type(k) is str else None for k in keys]
-    return [pa.array(ints, pa.int64()), pa.array(strs, pa.string())]
 
 
 def _arrow_schema() -> Any:
