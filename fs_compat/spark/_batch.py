@@ -99,6 +99,9 @@ class _Source:
 
         marked = watermark_column(df.schema)
         self.reader = RowReader(df.schema, marked[0] if marked else None)
+        #: Whether records take their timestamps from a ``withWatermark`` column.
+        self.timed = marked is not None
+        self.schema = df.schema
         self.index = index
         self.n_sources = n_sources
         #: The value columns a routed record carries instead of ``v`` (``c0``, ``c1``, ...).
@@ -540,13 +543,16 @@ def _run_subtasks(
     chain: Sequence[Node] = (),
     output: tuple[str | None, OutputColumns] | None = None,
     tally: StepTally | None = None,
+    key_field: int | None = None,
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The mapInArrow function that runs ``node``'s subtasks over their ordered events (and
     ``chain``, the steps that run in the same pass after it); ``tally`` counts them.
 
     With ``source``, records carry that DataFrame source's columns instead of ``v``. With
     ``output = (tag, columns)``, the pass writes the values of output ``tag`` as ``columns``
-    (``to_dataframe``'s schema) instead of events."""
+    (``to_dataframe``'s schema) instead of events. With ``key_field``, Spark routed the
+    records by that column (``_direct_route``): they have no ``ts``, ``ki`` or ``ks``, and
+    their keys are the column's values."""
     step = (chain[-1] if chain else node).name
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
@@ -658,8 +664,10 @@ def _run_subtasks(
                 values: list[Any] = source.reader.make_rows(cols)
             else:
                 values = [None if v is None else loads(v) for v in batch.column("v").to_pylist()]
-            ts_col = batch.column("ts")
-            stamps: Any = itertools.repeat(None) if ts_col.null_count == n else ts_col.to_pylist()
+            ts_col = batch.column("ts") if key_field is None else None
+            stamps: Any = (
+                itertools.repeat(None) if ts_col is None or ts_col.null_count == n else ts_col.to_pylist()
+            )
             parts = batch.column("part").to_pylist()
             if single and parts[0] == parts[-1] and (plain or batch.column("wm").null_count == n):
                 # Records of one subtask only (the input is sorted by subtask): one call.
@@ -671,7 +679,10 @@ def _run_subtasks(
                     if counts is not None:
                         counts.started(runner)
                 assert runner is not None
-                runner.records(0, values, stamps, _keys(batch))
+                keys = _keys(batch) if key_field is None else cols[key_field]
+                if keys is not None and source is not None:
+                    _check_key(node.name, node.inputs[0].key_selector, values[0], keys[0])
+                runner.records(0, values, stamps, keys)
             else:
                 if type(stamps) is not list:
                     stamps = [None] * n
@@ -707,6 +718,23 @@ def _run_subtasks(
 
 
 _pickle_dumps = pickle.dumps
+
+
+def _check_key(step: str, selector: Callable[[Any], Any] | None, value: Any, key: Any) -> None:
+    """That ``selector`` gives ``key``, the key a DataFrame source's record was routed by, as
+    ``row_field`` said (checked on each batch's first record): a record routed by another key
+    than its selector's would share state with the wrong records."""
+    if selector is None or key is None:
+        return
+    try:
+        got = selector(value)
+    except Exception as exc:
+        got = exc
+    if got != key:
+        raise StepError(
+            f"step '{step}': record {value!r} was routed by its key column ({key!r}), but the key "
+            f"selector gives {got!r}"
+        )
 
 
 def _keys(batch: Any) -> list[Any] | None:
@@ -780,11 +808,17 @@ def _stage(
     # A DataFrame source's rows cross the shuffle as its columns when they are the only input.
     single = reads[0].source.id if len(reads) == 1 and not before else None
     columnar = single is not None and frames[single].source is not None
+    # Records keyed by a column of the source: Spark routes them (``_direct_route``).
+    field = _key_column(node.inputs[0], frames[single].source) if columnar and single is not None else None
     for index, (edge, read) in enumerate(zip(node.inputs, reads, strict=True)):
         src = frames[read.source.id]
         channels.append(src.channels)
         tag = F.col("tag")
         df = src.df
+        if field is not None:
+            assert src.source is not None
+            routed = _direct_route(df, src.source, field, p)
+            continue
         if src.source is not None:
             if read.side_tag is not None:  # a source has no side outputs
                 df = df.limit(0)
@@ -801,7 +835,8 @@ def _stage(
     assert routed is not None
     # Subtask i to Spark partition i (hashing ``part`` itself can put two subtasks in one task).
     spread = F.element_at(F.array(*[F.lit(v) for v in partition_keys(p)]), F.col("part") + 1)
-    order = ("part", "seq") if columnar else ("part", "seq", "ch", "inp")
+    # Spark partition i holds subtask i only: with ``field``, ``seq`` alone orders it.
+    order = ("seq",) if field is not None else ("part", "seq") if columnar else ("part", "seq", "ch", "inp")
     ordered = routed.repartition(p, spread).sortWithinPartitions(*order)
     source = frames[single].source if columnar and single is not None else None
     run = _run_subtasks(
@@ -813,10 +848,45 @@ def _stage(
         chain=chain,
         output=output,
         tally=step_tally(node),
+        key_field=field,
     )
     frame = _Frame(ordered.mapInArrow(run, output[1].schema if output is not None else _schema(_FIELDS)), p)
     frame.output = output is not None
     return frame
+
+
+#: Spark types whose Python values are exactly ``int`` or ``str`` (keys the run pass finds in
+#: ``KeyEncoder``'s memo).
+_KEY_COLUMN_TYPES = frozenset({"LongType", "IntegerType", "ShortType", "ByteType", "StringType"})
+
+
+def _key_column(edge: Edge, source: _Source | None) -> int | None:
+    """The field of a DataFrame source's records that the keyed ``edge`` reads them by, when its
+    key selector returns that field as it is (``row_field``), the field is an integer or string
+    column and the records have no timestamps: then nothing about routing them needs Python
+    (``_direct_route``). None otherwise."""
+    if source is None or source.timed or edge.key_selector is None or edge.broadcast:
+        return None
+    field = row_field(edge.key_selector, source.reader.names)
+    if field is None or type(source.schema.fields[field].dataType).__name__ not in _KEY_COLUMN_TYPES:
+        return None
+    return field
+
+
+def _direct_route(df: Any, source: _Source, field: int, p: int) -> Any:
+    """The records of a DataFrame source keyed by their column ``field`` (``_key_column``),
+    routed by Spark with no Python pass: ``seq`` keeps the DataFrame's order (partition by
+    partition, interleaved with the other sources as ``_Source.seqs`` does), then the source's
+    columns (``c0``, ...), and ``part`` is Spark's hash of the key (any stable assignment serves
+    a bounded job: each key goes to one subtask). The run pass reads the keys from the column
+    (``_run_subtasks(key_field=...)``); a null key is routed too, and the run pass calls the key
+    selector for it, which fails naming the record."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    names = [f"c{i}" for i in range(len(source.fields))]
+    seq = F.monotonically_increasing_id() * source.n_sources + source.index
+    part = F.pmod(F.hash(F.col(names[field])), F.lit(p)) if p > 1 else F.lit(0)
+    return df.toDF(*names).select(seq.alias("seq"), *names, part.cast("int").alias("part"))
 
 
 def _spark_hash_int(value: int) -> int:

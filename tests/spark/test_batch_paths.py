@@ -181,9 +181,8 @@ def test_a_columnar_shuffle_carries_no_constant_columns(events: Any) -> None:
 
     def job(target: str) -> Any:
         env = _env(target)
-        return (
-            env.from_dataframe(events).key_by(lambda r: r[0]).process(Count(), output_type=OUT).to_dataframe()
-        )
+        counted = env.from_dataframe(events).key_by(lambda r: r[0] % 7).process(Count(), output_type=OUT)
+        return counted.to_dataframe()
 
     out = job("spark")
     plan = out._jdf.queryExecution().optimizedPlan().toString()
@@ -235,3 +234,63 @@ def test_a_null_key_in_a_key_column_names_the_record() -> None:
         StepError, match=re.escape("the key selector returned None for record Row(k=None, id=11)")
     ):
         _route_columns(rows, lambda r: r.k)
+
+
+def _python_passes(df: Any) -> list[str]:
+    """The Python passes (mapInArrow) in ``df``'s optimized plan, outermost first."""
+    plan = df._jdf.queryExecution().optimizedPlan().toString()
+    return [
+        line.split("MapInArrow ", 1)[1].split("(", 1)[0] for line in plan.splitlines() if "MapInArrow" in line
+    ]
+
+
+@pytest.mark.parametrize(
+    ("selector", "most"), [(lambda r: r["k"], 12), (lambda r: r.s, 16)], ids=["int", "str"]
+)
+def test_records_keyed_by_an_int_or_string_column_are_routed_by_spark_alone(selector: Any, most: int) -> None:
+    """A selector that returns an integer or string column as it is (``row_field``), on a
+    source without timestamps: Spark computes ``seq``, ``part`` (its own hash of the key) and
+    ``ki``/``ks`` itself, so the job is one Python pass; both targets give the same counts, in
+    each key's arrival order."""
+    frame = spark_session().range(0, 80, 1, 3).selectExpr("id % 7 AS k", "concat('s', id % 5) AS s", "id")
+
+    def job(target: str) -> Any:
+        env = _env(target)
+        keyed = env.from_dataframe(frame).key_by(selector)
+        return keyed.process(CountId(), output_type=OUT).to_dataframe()
+
+    spark = job("spark")
+    assert _python_passes(spark) == ["run"]
+    got = sorted(tuple(r) for r in spark.collect())
+    assert got == sorted(tuple(r) for r in job("local").collect())
+    assert len(got) == 80 and max(r[2] for r in got) == most
+
+
+class CountId(KeyedProcessFunction):
+    """Per key: ``(repr(key), id, count)``, and that the ids arrive in order (the source's)."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+        self.last = runtime_context.get_state(ValueStateDescriptor("last", Types.LONG()))
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        last = self.last.value()
+        assert last is None or last < value.id, (last, value)
+        self.last.update(value.id)
+        count = (self.count.value() or 0) + 1
+        self.count.update(count)
+        yield repr(ctx.get_current_key()), value.id, count
+
+
+def test_a_null_in_a_key_column_routed_by_spark_names_the_record() -> None:
+    """A null key routed without a Python pass: the run pass calls the selector for it and fails
+    naming the step and the record."""
+    from fs_compat.runtime import StepError
+
+    frame = spark_session().createDataFrame([(1, 10), (None, 11)], "k LONG, id LONG").coalesce(1)
+    env = _env("spark")
+    counted = env.from_dataframe(frame).key_by(lambda r: r.k).process(Count(), output_type=OUT)
+    with pytest.raises(
+        StepError, match=re.escape("the key selector returned None for record Row(k=None, id=11)")
+    ):
+        counted.execute_and_collect()
