@@ -1,23 +1,38 @@
 """W1 as a streaming query: keyed running count+sum, key = i % 10,000, 200,000 events per
 micro-batch (one parquet file each), RocksDB state store, checkpointed, parquet sink, local[2].
 
-Two queries over the same files, in the same run:
+Queries over the same files, in the same run, one after the other:
 
 - ``fs-compat``: a PyFlink-style ``MapFunction`` with a ``ValueStateDescriptor`` (the job a user
-  ports), ``env.from_dataframe(stream) ... .to_dataframe().writeStream``;
+  ports), ``env.from_dataframe(stream) ... .to_dataframe().writeStream`` (128 key groups, the
+  default max parallelism; ``--fs-key-groups N`` adds a run with N);
 - ``native``: Spark's own ``groupBy(key).transformWithState`` with a ``ValueState`` per key
-  (Row API), emitting the same running rows.
+  (Row API), emitting the same running rows;
+- ``engine floor`` (a bound, like ``w1.py``'s API-shape floor): the least any implementation of
+  fs-compat's streaming design can cost. ``groupBy(key group).applyInPandasWithState`` with one
+  state row per key group holding a plain pickled dict ``{key: (count, sum)}``, a tight Python
+  loop over the group's rows, emitting ``(key, count, sum)`` to the same kind of parquet sink
+  with a checkpoint. Variants (``--floors``), G = 128 key groups unless said:
+  ``expr`` (the key group is the Spark expression ``pmod(hash(key), G)``, no Python pre-pass);
+  ``pre`` (a trivial ``mapInArrow`` pre-pass computes ``crc32(key utf-8) % G``, as fs-compat's
+  design needs); ``chunk`` (that pre-pass sends each Arrow batch's records of a key group as one
+  pickled row: ~128 shuffled rows per 10,000 records); ``expr8`` / ``expr2`` (``expr`` with 8 and
+  2 key groups: how the per-group overhead scales).
 
-Prints ms per micro-batch (median over the batches after the first, which warms up workers) and
-the ratio. Target: fs-compat <= 1,000 ms per micro-batch on local[2].
+Every query's output is checked (row count, the last count of key "0"). Prints, per query, ms per
+micro-batch (median over the batches after the first, which warms up workers), the medians of
+the parts of Spark's ``durationMs`` (``addBatch`` is the job itself), and native's ratio to each.
+Target: fs-compat <= 1,000 ms per micro-batch on local[2] and >= 4x native.
 
     .venv/bin/python bench/w1_stream.py                 # 6 micro-batches, ~2-4 min
     .venv/bin/python bench/w1_stream.py --batches 3     # a quick look
+    .venv/bin/python bench/w1_stream.py --only floor --floors pre,expr
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import statistics
@@ -70,7 +85,7 @@ def stream(spark: Any, folder: str) -> Any:
     )
 
 
-def fs_compat_query(spark: Any, folder: str, work: str) -> Any:
+def fs_compat_query(spark: Any, folder: str, work: str, key_groups: int | None = None) -> Any:
     from fs_compat.common import Configuration, Types
     from fs_compat.datastream import MapFunction, StreamExecutionEnvironment
     from fs_compat.datastream.state import ValueStateDescriptor
@@ -89,6 +104,9 @@ def fs_compat_query(spark: Any, folder: str, work: str) -> Any:
 
     env = StreamExecutionEnvironment.get_execution_environment()
     env.configure(Configuration().set_string("execution.target", "spark"))
+    if key_groups is not None:  # the number of key groups (state rows) is the max parallelism
+        env.set_max_parallelism(key_groups)
+    suffix = "" if key_groups is None else "-kg"
     out = Types.ROW_NAMED(["key", "count", "sum"], [Types.STRING(), Types.LONG(), Types.LONG()])
     ds = (
         env.from_dataframe(stream(spark, folder))
@@ -98,9 +116,9 @@ def fs_compat_query(spark: Any, folder: str, work: str) -> Any:
     return (
         ds.to_dataframe()
         .writeStream.format("parquet")
-        .option("checkpointLocation", os.path.join(work, "ck-fs"))
+        .option("checkpointLocation", os.path.join(work, "ck-fs" + suffix))
         .trigger(availableNow=True)
-        .start(os.path.join(work, "out-fs"))
+        .start(os.path.join(work, "out-fs" + suffix))
     )
 
 
@@ -143,11 +161,136 @@ def native_query(spark: Any, folder: str, work: str) -> Any:
     )
 
 
-def per_batch_ms(query: Any) -> list[int]:
+#: The engine-floor variants: how the key group is computed, and how many key groups there are.
+FLOORS = {
+    "expr": ("expr", 128),
+    "pre": ("pre", 128),
+    "chunk": ("chunk", 128),
+    "expr8": ("expr", 8),
+    "expr2": ("expr", 2),
+}
+
+
+def _crc_key_groups(groups: int) -> Any:
+    """The floor's Python pre-pass: ``kg = crc32(key utf-8) % groups`` appended to each batch."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import zlib
+
+        import pyarrow as pa
+
+        crc = zlib.crc32
+        for batch in batches:
+            keys = batch.column(0).to_pylist()
+            kgs = pa.array([crc(k.encode()) % groups for k in keys], pa.int32())
+            yield pa.RecordBatch.from_arrays([*batch.columns, kgs], ["key", "value", "kg"])
+
+    return run
+
+
+def _crc_chunks(groups: int) -> Any:
+    """The ``chunk`` floor's pre-pass: per Arrow batch, one row per key group holding its records
+    as one pickled ``(keys, values)`` pair of lists, so ~128 rows per 10,000 records cross the
+    shuffle instead of 10,000."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pickle
+        import zlib
+
+        import pyarrow as pa
+
+        crc = zlib.crc32
+        for batch in batches:
+            chunks: dict[int, tuple[list[str], list[int]]] = {}
+            for k, v in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):
+                kg = crc(k.encode()) % groups
+                chunk = chunks.get(kg)
+                if chunk is None:
+                    chunk = chunks[kg] = ([], [])
+                chunk[0].append(k)
+                chunk[1].append(v)
+            blobs = [pickle.dumps(c, protocol=5) for c in chunks.values()]
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(list(chunks), pa.int32()), pa.array(blobs, pa.binary())], ["kg", "chunk"]
+            )
+
+    return run
+
+
+def _floor_count_sum(key: Any, pdfs: Iterator[Any], state: Any) -> Iterator[Any]:
+    """One key group: a pickled dict ``{key: (count, sum)}`` in one state row, a tight loop."""
+    import pickle
+
+    import pandas as pd
+
+    table = pickle.loads(state.get[0]) if state.exists else {}
+    get = table.get
+    columns: list[tuple[list[str], list[int]]] = []  # (keys, values)
+    for pdf in pdfs:
+        if "chunk" in pdf:
+            columns += [pickle.loads(blob) for blob in pdf["chunk"].tolist()]
+        else:
+            columns.append((pdf["key"].tolist(), pdf["value"].tolist()))
+    keys: list[str] = []
+    counts: list[int] = []
+    sums: list[int] = []
+    for column_keys, values in columns:
+        for k, v in zip(column_keys, values, strict=True):
+            count, total = get(k, (0, 0))
+            count, total = count + 1, total + v
+            table[k] = (count, total)
+            keys.append(k)
+            counts.append(count)
+            sums.append(total)
+    state.update((pickle.dumps(table, protocol=5),))
+    yield pd.DataFrame({"key": keys, "count": counts, "sum": sums})
+
+
+def floor_query(spark: Any, folder: str, work: str, variant: str) -> Any:
+    from pyspark.sql import functions as sf
+    from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
+
+    how, groups = FLOORS[variant]
+    source = stream(spark, folder)
+    if how == "expr":
+        keyed = source.withColumn("kg", sf.expr(f"pmod(hash(key), {groups})"))
+    elif how == "pre":
+        keyed = source.mapInArrow(_crc_key_groups(groups), "key STRING, value LONG, kg INT")
+    else:
+        keyed = source.mapInArrow(_crc_chunks(groups), "kg INT, chunk BINARY")
+    out_schema = StructType(
+        [StructField("key", StringType()), StructField("count", LongType()), StructField("sum", LongType())]
+    )
+    df = keyed.groupBy("kg").applyInPandasWithState(
+        _floor_count_sum,
+        outputStructType=out_schema,
+        stateStructType=StructType([StructField("blob", BinaryType())]),
+        outputMode="append",
+        timeoutConf="NoTimeout",
+    )
+    return (
+        df.writeStream.format("parquet")
+        .option("checkpointLocation", os.path.join(work, f"ck-floor-{variant}"))
+        .trigger(availableNow=True)
+        .start(os.path.join(work, f"out-floor-{variant}"))
+    )
+
+
+def per_batch_ms(query: Any) -> tuple[list[int], dict[str, float]]:
+    """The query's ms per micro-batch with input, and the median over the batches after the first
+    of each part of Spark's ``durationMs`` other than ``triggerExecution`` (``addBatch`` is the
+    job itself: source read, Python passes, shuffle, state store, sink)."""
     query.awaitTermination()
     if query.exception() is not None:
         raise RuntimeError(str(query.exception()))
-    return [int(p["durationMs"]["triggerExecution"]) for p in query.recentProgress if p["numInputRows"]]
+    progress = [p["durationMs"] for p in query.recentProgress if p["numInputRows"]]
+    steady = progress[1:] or progress
+    parts = {
+        part: statistics.median(int(d.get(part, 0)) for d in steady)
+        for part in steady[0]
+        if part != "triggerExecution"
+    }
+    return [int(d["triggerExecution"]) for d in progress], parts
 
 
 def main() -> None:
@@ -155,18 +298,45 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--batches", type=int, default=6, help="micro-batches of 200k events")
+    parser.add_argument(
+        "--only", default="fs-compat,native,floor", help="queries to run (fs-compat,native,floor)"
+    )
+    parser.add_argument(
+        "--floors", default=",".join(FLOORS), help=f"engine-floor variants ({','.join(FLOORS)})"
+    )
+    parser.add_argument(
+        "--fs-key-groups",
+        type=int,
+        default=0,
+        help="also run fs-compat with this many key groups (env.set_max_parallelism; default 128)",
+    )
     args = parser.parse_args()
+    only = set(args.only.split(","))
+    queries: list[tuple[str, str, Any]] = []  # (printed name, output folder, query builder)
+    if "fs-compat" in only:
+        queries.append(("fs-compat", "out-fs", fs_compat_query))
+        if args.fs_key_groups:
+            build = functools.partial(fs_compat_query, key_groups=args.fs_key_groups)
+            queries.append((f"fs-compat, {args.fs_key_groups} kg", "out-fs-kg", build))
+    if "native" in only:
+        queries.append(("native transformWithState", "out-native", native_query))
+    if "floor" in only:
+        for variant in args.floors.split(","):
+            how, groups = FLOORS[variant]
+            name = f"engine floor {how}, {groups} kg"
+            build = functools.partial(floor_query, variant=variant)
+            queries.append((name, f"out-floor-{variant}", build))
     spark = session()
     work = tempfile.mkdtemp(prefix="w1-stream-")
     try:
         folder = os.path.join(work, "in")
         write_inputs(spark, folder, args.batches)
         results = {}
-        for name, build in (("fs-compat", fs_compat_query), ("native transformWithState", native_query)):
+        for name, out_folder, build in queries:
             started = time.perf_counter()
-            times = per_batch_ms(build(spark, folder, work))
+            times, parts = per_batch_ms(build(spark, folder, work))
             wall = time.perf_counter() - started
-            out = spark.read.parquet(os.path.join(work, "out-fs" if name == "fs-compat" else "out-native"))
+            out = spark.read.parquet(os.path.join(work, out_folder))
             rows = out.count()
             expected = args.batches * PER_BATCH
             if rows != expected:
@@ -176,12 +346,22 @@ def main() -> None:
                 raise AssertionError(f"{name}: key '0' counted {last}")
             steady = times[1:] or times
             results[name] = statistics.median(steady)
+            bound = "  (bound)" if name.startswith("engine floor") else ""
             print(
                 f"{name:28s} ms/batch median {statistics.median(steady):8.0f}  "
-                f"(first {times[0]} ms; all {times}; wall {wall:.1f} s)"
+                f"(first {times[0]} ms; all {times}; wall {wall:.1f} s){bound}",
+                flush=True,
             )
-        ours, native = results["fs-compat"], results["native transformWithState"]
-        print(f"ratio native/fs-compat: {native / ours:.2f}x  (target: fs-compat <= 1000 ms per batch)")
+            print(
+                f"{'':28s} medians of durationMs: "
+                + ", ".join(f"{part} {ms:.0f}" for part, ms in sorted(parts.items(), key=lambda i: -i[1])),
+                flush=True,
+            )
+        native = results.get("native transformWithState")
+        for name, ms in results.items():
+            if native is not None and name != "native transformWithState":
+                print(f"ratio native/{name}: {native / ms:.2f}x")
+        print("target: fs-compat <= 1000 ms per batch and >= 4x native")
     finally:
         shutil.rmtree(work, ignore_errors=True)
         spark.stop()
