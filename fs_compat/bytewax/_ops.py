@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, NoReturn
 
+import attrs
+
 from fs_api_advanced import PickleCodec
 from fs_compat.runtime import Operator, OperatorRuntime, SideOutput, StateKind, StateSpec, ValueState
 
@@ -40,12 +42,58 @@ def user_error(what: str, exc: BaseException) -> BytewaxRuntimeError:
     return BytewaxRuntimeError(f"{what}: {type(exc).__name__}: {exc}")
 
 
+@attrs.frozen
+class PerItem:
+    """What a ``flat_map_batch`` mapper does to each item of a batch: ``mapper(xs)`` gives the
+    items of ``fn(x)`` for each ``x`` in order, or, with ``one``, ``fn(x)`` itself (Bytewax's
+    ``flat_map`` and ``map`` are such mappers). The operator then handles one item without
+    building a batch around it (``one``: it is one-to-one)."""
+
+    fn: Callable[[Any], Any]
+    one: bool
+
+
+@attrs.frozen
+class ItemMapper:
+    """What a ``stateful_batch`` builder's logics do to each value (Bytewax's ``stateful_flat_map``
+    and ``stateful_map``): ``mapper(state or None, value)`` returns ``(state, emit)``; a None
+    state discards the logic; ``emit`` is the one value to emit (``one``) or an iterable of them.
+    A result that is not a pair fails with ``not_pair(result)`` (a TypeError), chained to the
+    unpacking error. The builder makes :func:`stateful`'s adapters (``logic.logic``) around
+    logics that keep the key's state in ``state``, so the operator maps values with no logic
+    call at all and the logics' other methods (``snapshot``, ``on_eof``) see the same state."""
+
+    mapper: Callable[[Any, Any], Any]
+    one: bool
+    not_pair: Callable[[Any], TypeError]
+
+
+_PER_ITEM = "_fs_compat_per_item"
+
+
+def mark(fn: Any, how: PerItem | ItemMapper) -> None:
+    """Say what ``fn`` (a ``flat_map_batch`` mapper or a ``stateful_batch`` builder) does per item."""
+    setattr(fn, _PER_ITEM, how)
+
+
+def marked(fn: Any) -> Any:
+    """What :func:`mark` said ``fn`` does per item, or None."""
+    return getattr(fn, _PER_ITEM, None)
+
+
 class FlatMapBatchOperator(Operator):
-    """``flat_map_batch``: the mapper gets each batch and returns the items to emit."""
+    """``flat_map_batch``: the mapper gets each batch and returns the items to emit. A mapper
+    :func:`mark`-ed with a :class:`PerItem` handles single items (``process``) without a batch
+    around them, and a one-to-one one is the operator's ``one_to_one``."""
 
     def __init__(self, step_id: str, mapper: Callable[[list[Any]], Iterable[Any]]) -> None:
         self.step_id = step_id
         self.mapper = mapper
+        each = marked(mapper)
+        #: A :class:`PerItem`'s ``fn``, or None: ``process`` makes a batch of the item.
+        self._each: Callable[[Any], Any] | None = each.fn if isinstance(each, PerItem) else None
+        if isinstance(each, PerItem) and each.one:
+            self.one_to_one = self._one
 
     def process_batch(self, values: list[Any], runtime: OperatorRuntime) -> list[Any]:
         try:
@@ -58,10 +106,33 @@ class FlatMapBatchOperator(Operator):
         except BytewaxRuntimeError:
             raise
         except Exception as exc:
-            raise user_error(f"error calling `mapper` in step {self.step_id}", exc) from exc
+            raise self._failed(exc) from exc
 
     def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
-        return self.process_batch([value], runtime)
+        if self._each is None:
+            return self.process_batch([value], runtime)
+        if self.one_to_one is not None:
+            return (self._one(value),)
+        try:  # ``process_batch`` of one item, as ``list(chain.from_iterable(...))`` would fail
+            return list(self._each(value))
+        except BytewaxRuntimeError:
+            raise
+        except Exception as exc:
+            raise self._failed(exc) from exc
+
+    def _one(self, value: Any) -> Any:
+        """``process_batch([value])[0]`` of a one-to-one mapper."""
+        each = self._each
+        assert each is not None
+        try:
+            return each(value)
+        except BytewaxRuntimeError:
+            raise
+        except Exception as exc:
+            raise self._failed(exc) from exc
+
+    def _failed(self, exc: Exception) -> BytewaxRuntimeError:
+        return user_error(f"error calling `mapper` in step {self.step_id}", exc)
 
 
 class BranchOperator(Operator):
@@ -164,13 +235,28 @@ class StatefulBatchOperator(Operator):
         #: notification it re-arms may fire, so a logic re-arming a past time waits for the next
         #: activation instead of firing again at once, forever.
         self._floor: int | None = None
+        #: The builder's :class:`ItemMapper` (``stateful_map`` / ``stateful_flat_map``): values
+        #: are mapped by ``_apply`` without the logic layers; a one-to-one one is ``one_to_one``.
+        self.item: ItemMapper | None = None
+        item = marked(builder)
+        if isinstance(item, ItemMapper):
+            self.item, self._mapper = item, item.mapper
+            if item.one:
+                self.one_to_one = self._apply
+        self._runtime: OperatorRuntime | None = None
 
     # Runtime hooks. ---------------------------------------------------------------------------
     def open(self, runtime: OperatorRuntime) -> None:
         self.state = runtime.get_state(SNAPSHOT_SPEC)
+        self._runtime = runtime
 
     def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
-        outs = self._batch(runtime, runtime.current_key, [value[1]])  # the runtime set the key
+        assert runtime.backend is not None
+        key = runtime.backend.current_key  # the runtime set the key
+        if self.item is not None:
+            outs = self._items(runtime, key, (value[1],))
+        else:
+            outs = self._batch(runtime, key, [value[1]])
         if len(runtime.processing_timers):
             outs += self.fire_due(runtime)
         return outs
@@ -302,7 +388,66 @@ class StatefulBatchOperator(Operator):
 
     def _on_batch(self, runtime: OperatorRuntime, key: str, values: list[Any]) -> list[Any]:
         self._set_key(runtime, key)
+        if self.item is not None:
+            return self._items(runtime, key, values)
         return self._batch(runtime, key, values)
+
+    def _items(self, runtime: OperatorRuntime, key: str, values: Sequence[Any]) -> list[Any]:
+        """``_batch`` of an :class:`ItemMapper`'s logic: each value in turn (``_apply``)."""
+        assert self.item is not None
+        if self.item.one:
+            return [self._apply((key, value)) for value in values]
+        outs: list[Any] = []
+        for value in values:
+            emit = self._apply((key, value))[1]
+            try:  # as the logic's ``on_batch`` collects the emitted values
+                outs += [(key, w) for w in emit]
+            except BytewaxRuntimeError:
+                raise
+            except Exception as exc:
+                raise self._call_failed("on_batch", key, exc) from exc
+        return outs
+
+    def _apply(self, value: Any) -> tuple[str, Any]:
+        """One ``(key, value)`` of the current key through its :class:`ItemMapper` logic, as its
+        ``on_batch`` handles it, with the same errors: the state is kept, or the logic
+        discarded. Returns ``(key, emit)``: for a one-to-one mapper, ``process``'s one output
+        (it is ``one_to_one``)."""
+        runtime = self._runtime
+        assert runtime is not None and runtime.backend is not None
+        key = runtime.backend.current_key  # the runtime set the key
+        logic = self.logics.get(key)
+        if logic is None:
+            logic = self._logic(runtime, key)
+        held = logic.logic
+        try:
+            res = self._mapper(held.state, value[1])
+        except BytewaxRuntimeError:
+            raise
+        except Exception as exc:
+            raise self._call_failed("on_batch", key, exc) from exc
+        try:
+            state, emit = res
+        except Exception as exc:
+            self._not_pair(key, res, exc)
+        self.touched.add(key)
+        if state is None:
+            self._discard(runtime, key)
+        else:
+            held.state = state
+        return (key, emit)
+
+    def _not_pair(self, key: str, res: Any, exc: Exception) -> NoReturn:
+        """Unpacking the mapper's result ``res`` raised ``exc``: fail as the logic does."""
+        assert self.item is not None
+        try:
+            if isinstance(exc, (TypeError, ValueError)):
+                raise self.item.not_pair(res) from exc
+            raise exc
+        except BytewaxRuntimeError:
+            raise
+        except Exception as failed:
+            raise self._call_failed("on_batch", key, failed) from failed
 
     def _batch(self, runtime: OperatorRuntime, key: str, values: list[Any]) -> list[Any]:
         """``on_batch`` of the current key's logic (``key``) with ``values``."""
@@ -339,13 +484,16 @@ class StatefulBatchOperator(Operator):
             self._bad_result(key, what, result)
         self.touched.add(key)
         if discard:
-            self.logics.pop(key, None)
-            self._unschedule(runtime, key)
-            assert self.state is not None
-            self.state.clear()  # a later value of this key starts from ``builder(None)``
+            self._discard(runtime, key)
         else:
             self._schedule(runtime, key, logic)
         return [(key, w) for w in emit]
+
+    def _discard(self, runtime: OperatorRuntime, key: str) -> None:
+        self.logics.pop(key, None)
+        self._unschedule(runtime, key)
+        assert self.state is not None
+        self.state.clear()  # a later value of this key starts from ``builder(None)``
 
     def _bad_result(self, key: str, what: str, result: Any) -> NoReturn:
         where = f"`StatefulBatchLogic.{what}` in step {self.step_id} for key {key!r}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
@@ -322,6 +323,9 @@ class _Task:
         selector, memo, encoder = keyed if keyed is not None else (None, {}, None)
         backend, rt, process = inst.backend, inst.rt, inst.process
         timers, sink, name, to_main = rt.processing_timers, self._sink, self.node.name, self._to_main
+        if sink is None and len(self._main) == 1:  # ``_to_main`` of one task: its ``push`` as it is now
+            down, down_index, _ = self._main[0]
+            to_main = functools.partial(down.push, down_index)
         known = itertools.repeat(None) if keys is None else keys
         rt.input_index = input_index  # the element's context (only the timestamp changes)
         rt.time_domain = None
@@ -393,8 +397,9 @@ class _Task:
         rt.timestamp = ts
         rt.input_index = input_index
         rt.time_domain = None
+        one = inst.one_to_one
         try:
-            outs = inst.process(value, rt)
+            outs = inst.process(value, rt) if one is None else (one(value),)
         except StepError:
             raise
         except Exception as exc:
@@ -405,10 +410,13 @@ class _Task:
     def _emit(self, outs: Iterable[Any] | None, ts: int | None, key: Any, record: Any) -> None:
         if outs is None:
             return
+        sink = self._sink
         try:
             for out in outs:
                 if isinstance(out, SideOutput):
                     self._side_output(out, ts)
+                elif sink is not None:
+                    sink(out)
                 else:
                     self._to_main(out, ts)
         except StepError:

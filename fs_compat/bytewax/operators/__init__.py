@@ -43,9 +43,13 @@ from fs_compat.runtime import SourceNode as _SourceNode
 from .._ops import BranchOperator as _BranchOperator
 from .._ops import FlatMapBatchOperator as _FlatMapBatchOperator
 from .._ops import InspectDebugOperator as _InspectDebugOperator
+from .._ops import ItemMapper as _ItemMapper
 from .._ops import KeyRoute as _KeyRoute
 from .._ops import PassThroughOperator as _PassThroughOperator
+from .._ops import PerItem as _PerItem
 from .._ops import StatefulBatchOperator as _StatefulBatchOperator
+from .._ops import mark as _mark
+from .._ops import marked as _marked
 from ..dataflow import Dataflow as _Dataflow
 from ..dataflow import KeyedStream
 from ..dataflow import Stream as _Stream
@@ -362,7 +366,19 @@ def stateful(
     def shim_builder(resume_state: _S | None) -> _StatefulLogic[_V, _W, _S]:
         return _StatefulLogic(builder(resume_state), builder)
 
+    item = _marked(builder)  # a ``stateful_flat_map`` logic's mapper: the operator calls it
+    if isinstance(item, _ItemMapper):
+        _mark(shim_builder, item)
     return stateful_batch("stateful_batch", up, shim_builder)
+
+
+def _not_pair(mapper: Callable[..., Any], step_id: str, emit: str, res: Any) -> TypeError:
+    """The error for a ``stateful_map`` / ``stateful_flat_map`` mapper's result ``res`` that is
+    not a 2-tuple (``emit`` names its second item)."""
+    return TypeError(
+        f"return value of `mapper` {_f_repr(mapper)} in step {step_id!r} "
+        f"must be a 2-tuple of `(updated_state, {emit})`; got a {type(res)!r} instead"
+    )
 
 
 @dataclass
@@ -376,10 +392,7 @@ class _StatefulFlatMapLogic(StatefulLogic[_V, _W, _S]):
         try:
             state, ws = res
         except (TypeError, ValueError) as ex:
-            raise TypeError(
-                f"return value of `mapper` {_f_repr(self.mapper)} in step {self.step_id!r} "
-                f"must be a 2-tuple of `(updated_state, emit_values)`; got a {type(res)!r} instead"
-            ) from ex
+            raise _not_pair(self.mapper, self.step_id, "emit_values", res) from ex
         if state is None:
             return (ws, StatefulLogic.DISCARD)
         self.state = state
@@ -401,6 +414,10 @@ def stateful_flat_map(
     def shim_builder(resume_state: _S | None) -> _StatefulFlatMapLogic[_V, _W, _S]:
         return _StatefulFlatMapLogic(step_id, mapper, resume_state)
 
+    item = _marked(mapper)  # ``stateful_map``'s mapper says what it maps with
+    if not isinstance(item, _ItemMapper):
+        item = _ItemMapper(mapper, False, functools.partial(_not_pair, mapper, step_id, "emit_values"))
+    _mark(shim_builder, item)
     return stateful("stateful", up, shim_builder)
 
 
@@ -413,17 +430,17 @@ def stateful_map(
     """``mapper(state or None, value) -> (new state or None to discard, value to emit)``;
     exactly one emit per input, even when it is None."""
 
+    not_pair = functools.partial(_not_pair, mapper, step_id, "emit_value")
+
     def shim_mapper(state: _S | None, v: _V) -> tuple[_S | None, Iterable[_W]]:
         res = mapper(state, v)
         try:
             s, w = res
         except (TypeError, ValueError) as ex:
-            raise TypeError(
-                f"return value of `mapper` {_f_repr(mapper)} in step {step_id!r} "
-                f"must be a 2-tuple of `(updated_state, emit_value)`; got a {type(res)!r} instead"
-            ) from ex
+            raise not_pair(res) from ex
         return (s, (w,))
 
+    _mark(shim_mapper, _ItemMapper(mapper, True, not_pair))
     return stateful_flat_map("stateful_flat_map", up, shim_mapper)
 
 
@@ -437,6 +454,7 @@ def flat_map(step_id: str, up: _Stream[_X], mapper: Callable[[_X], Iterable[_Y]]
     def shim_mapper(xs: list[_X]) -> Iterable[_Y]:
         return itertools.chain.from_iterable(mapper(x) for x in xs)
 
+    _mark(shim_mapper, _PerItem(mapper, False))
     return _stateless_batch("flat_map_batch", up, shim_mapper)
 
 
@@ -576,6 +594,7 @@ def map(step_id: str, up: _Stream[_X], mapper: Callable[[_X], _Y]) -> _Stream[_Y
     def shim_mapper(xs: list[_X]) -> Iterable[_Y]:
         return (mapper(x) for x in xs)
 
+    _mark(shim_mapper, _PerItem(mapper, True))
     return _stateless_batch("flat_map_batch", up, shim_mapper)
 
 
