@@ -139,19 +139,43 @@ class _FloorState:
         self.values[self.key] = value
 
 
+class _CheckedFloorState(_FloorState):
+    """``_FloorState`` whose ``update`` checks the value as fs-compat's heap state does before it
+    keeps it (``Codec.kept_as_is`` of the descriptor's type: of that type, and immutable), and
+    nothing else (no fallback, no error text, no dirty tracking)."""
+
+    __slots__ = ("kept",)
+
+    def __init__(self, state_type: str) -> None:
+        super().__init__()
+        self.kept = STATE_TYPES[state_type]().codec().kept_as_is
+
+    def update(self, value: Any) -> None:
+        if value is not None and not self.kept(value):
+            raise TypeError(value)
+        self.values[self.key] = value
+
+
 class _FloorContext:
-    def __init__(self) -> None:
-        self.state = _FloorState()
+    def __init__(self, state: _FloorState | None = None) -> None:
+        self.state = state if state is not None else _FloorState()
 
     def get_state(self, descriptor: Any) -> _FloorState:
         return self.state
 
 
-def local_floor(events: list[tuple[int, int]], state_type: str) -> int:
+def local_checked_floor(events: list[tuple[int, int]], state_type: str) -> int:
+    """``local_floor`` over a state that checks its writes (``_CheckedFloorState``): the least
+    any runtime costs that, as fs-compat does, refuses a value of the wrong type when it is
+    written and never keeps a mutable one by reference."""
+    return local_floor(events, state_type, _CheckedFloorState(state_type))
+
+
+def local_floor(events: list[tuple[int, int]], state_type: str, state: _FloorState | None = None) -> int:
     """The API shape at no runtime cost: the user's own ``RunningCountSum`` (its ``map`` calls
     ``value()`` and ``update()``) and ``CountingSink.invoke``, driven by a bare loop over a dict
     state. No runtime of this API can beat it; the gap to the reference is the API's."""
-    context = _FloorContext()
+    context = _FloorContext(state)
     fn = RunningCountSum(state_type)
     fn.open(context)  # type: ignore[arg-type]
     state, sink = context.state, CountingSink()
@@ -407,15 +431,18 @@ def main() -> None:
                 "reference": lambda: local_reference(events, args.state),
                 "ours": lambda: local_ours(events, args.state),
                 "floor": lambda: local_floor(events, args.state),
+                "checked floor": lambda: local_checked_floor(events, args.state),
             },
             lambda: (
                 local_reference(few, args.state),
                 local_ours(few, args.state),
                 local_floor(few, args.state),
+                local_checked_floor(few, args.state),
             ),
         )
         rows.append(row("in-process (local)", rates["reference"], rates["ours"], 0.6))
         rows.append(row("  API-shape floor", rates["reference"], rates["floor"], None))
+        rows.append(row("  + checked writes", rates["reference"], rates["checked floor"], None))
         del events
     if args.only != "local":
         import pyspark
