@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic
+import typing
+from typing import Any, Generic
 
 from typing_extensions import TypeVar
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from fs_compat.common import TypeInformation
 
 _T = TypeVar("_T", default=Any)
