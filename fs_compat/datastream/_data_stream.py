@@ -1097,11 +1097,11 @@ class JobExecutionResult:
         """The job's wall time in milliseconds."""
         return 0 if self._summary is None else round(self._summary.wall_time_s * 1000)
 
-    def get_accumulator_result(self, accumulator_name: str) -> Any:
+    def get_accumulator_result(self, accumulator_name: str) -> object:
         """None: Python jobs have no Flink accumulators (see ``get_job_summary`` for counts)."""
         return self.get_all_accumulator_results().get(accumulator_name)
 
-    def get_all_accumulator_results(self) -> dict[str, Any]:
+    def get_all_accumulator_results(self) -> dict[str, object]:
         """Empty: Python jobs have no Flink accumulators (see ``get_job_summary`` for counts)."""
         return {}
 

@@ -18,6 +18,7 @@ from fs_compat.datastream import (
     OutputTag,
     RuntimeContext,
     StreamExecutionEnvironment,
+    WindowedStream,
 )
 from fs_compat.datastream.state import ValueStateDescriptor
 
@@ -71,6 +72,11 @@ def run_job() -> None:
         lambda t: t, output_type=Types.ROW_NAMED(["label", "n"], [Types.STRING(), Types.INT()])
     )
     assert_type(rows, DataStream[Row])
+
+    windowed = numbers.key_by(lambda x: x % 2).count_window(2)
+    assert_type(windowed, WindowedStream[int, int])
+    assert_type(windowed.reduce(lambda a, b: a + b), DataStream[int])
+    assert_type(numbers.count_window_all(3).reduce(max), DataStream[int])
 
     connected = numbers.connect(labels)
     assert_type(connected, ConnectedStreams[int, str])
