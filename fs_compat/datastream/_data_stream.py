@@ -61,12 +61,12 @@ if TYPE_CHECKING:
     from ._window import WindowAssigner
     from ._window_stream import AllWindowedStream, WindowedStream
 
-T = TypeVar("T", default=Any)
 T2 = TypeVar("T2", default=Any)
 K = TypeVar("K", default=Any)
 K2 = TypeVar("K2")
 R = TypeVar("R")
 S = TypeVar("S")
+T = TypeVar("T", default=Any)
 
 TARGET_KEY = "execution.target"
 TARGET_ENV = "FS_COMPAT_TARGET"
