@@ -81,11 +81,6 @@ def test_every_public_method_has_a_docstring(module_name: str) -> None:
     assert not missing, f"{module_name}: no docstring on {missing}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 16: the state and TimerService methods live in fs_compat.runtime, which another "
-    "change rewrites; their docstrings follow it (strict: this fails once they are all there)",
-)
 @pytest.mark.parametrize("module_name", ["fs_compat.datastream.state", "fs_compat.datastream.timerservice"])
 def test_runtime_classes_of_the_mirror_have_docstrings(module_name: str) -> None:
     missing = sorted(set(_undocumented(module_name, runtime=True)))

@@ -50,21 +50,27 @@ class TimerService:
         self._rt = runtime
 
     def current_processing_time(self) -> int:
+        """The processing-time clock, in epoch milliseconds (the job's clock: injectable)."""
         return self._rt.clock()
 
     def current_watermark(self) -> int:
+        """The operator's current event-time watermark, in milliseconds."""
         return self._rt.watermark
 
     def register_processing_time_timer(self, timestamp: int) -> None:
+        """Call ``on_timer`` for the current key once the clock reaches ``timestamp``."""
         raise StateAccessError(NOT_KEYED_TIMERS)
 
     def register_event_time_timer(self, timestamp: int) -> None:
+        """Call ``on_timer`` for the current key once the watermark reaches ``timestamp``."""
         raise StateAccessError(NOT_KEYED_TIMERS)
 
     def delete_processing_time_timer(self, timestamp: int) -> None:
+        """Remove the current key's processing-time timer at ``timestamp``, if any."""
         raise StateAccessError(NOT_KEYED_TIMERS)
 
     def delete_event_time_timer(self, timestamp: int) -> None:
+        """Remove the current key's event-time timer at ``timestamp``, if any."""
         raise StateAccessError(NOT_KEYED_TIMERS)
 
 
