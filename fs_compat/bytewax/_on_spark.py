@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from fs_compat.common import Row, TypeInformation
+from fs_compat.execution import SPARK, run_plan, spark_dataframe
 from fs_compat.runtime import (
     Edge,
     ExternalSourceNode,
@@ -268,14 +269,7 @@ def to_dataframe(
         raise ValueError(f"parallelism must be a positive int; got {parallelism!r}")
     clock = None if now_getter is None else _MsClock(now_getter)
     config = LocalConfig(parallelism=parallelism)
-    node = nodes[stream._node.id]
-    from fs_compat.spark import batch_dataframe, stream_dataframe
-
-    if any(isinstance(n, ExternalSourceNode) and n.unbounded for n in nodes.values()):
-        return stream_dataframe(spark, node, stream._side_tag, config, output_type, clock=clock)
-    if clock is not None:
-        config = attrs.evolve(config, clock=clock)
-    return batch_dataframe(spark, node, stream._side_tag, config, output_type)
+    return spark_dataframe(spark, nodes[stream._node.id], stream._side_tag, config, output_type, clock=clock)
 
 
 # run_main on Spark. ----------------------------------------------------------------------------
@@ -371,10 +365,8 @@ def run_main(
     config = LocalConfig(parallelism=1)  # one worker, as run_main: outputs in in-process order
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
-    from fs_compat.spark import run_batch
-
     try:
-        run_batch(_spark_for(nodes.values()), spark_sinks, config)
+        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(nodes.values()))
     except StepError as exc:
         error = _bytewax_error(exc)
         if error is exc:

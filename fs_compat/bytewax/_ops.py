@@ -220,6 +220,9 @@ class StatefulBatchOperator(Operator):
     the restored timers hold.
     """
 
+    #: ``on_checkpoint`` snapshots only the keys touched since the last checkpoint.
+    idle_checkpoint_is_noop = True
+
     def __init__(self, step_id: str, builder: Callable[[Any], Any], logic_type: type) -> None:
         self.step_id = step_id
         self.builder = builder

@@ -3,7 +3,6 @@ PyFlink's names over the runtime's logical plan."""
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import os
 import sys
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
 import attrs
 from typing_extensions import TypeVar
 
+from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, spark_dataframe
 from fs_compat.runtime import (
     Edge,
     ExternalSourceNode,
@@ -26,11 +26,10 @@ from fs_compat.runtime import (
     SinkNode,
     SourceNode,
     TimestampNode,
+    describe_callable,
     publish,
-    run_local_summarized,
     upstream_of,
 )
-from fs_compat.runtime._errors import describe_callable
 
 from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
 from ._format import java_str
@@ -67,34 +66,6 @@ K2 = TypeVar("K2")
 R = TypeVar("R")
 S = TypeVar("S")
 T = TypeVar("T", default=Any)
-
-TARGET_KEY = "execution.target"
-TARGET_ENV = "FS_COMPAT_TARGET"
-#: Where jobs run when neither ``execution.target`` nor ``FS_COMPAT_TARGET`` says.
-DEFAULT_TARGET = "spark"
-
-#: Settings every new environment starts with (``default_settings``).
-_default_settings: dict[str, str] = {}
-
-
-@contextlib.contextmanager
-def default_settings(settings: Mapping[str, str]) -> Iterator[None]:
-    """fs-compat extension: every StreamExecutionEnvironment created inside the block starts as
-    if configured with ``settings`` (Configuration keys: ``execution.target``,
-    ``parallelism.default``, ``spark.*`` ...); its own ``configure`` calls override them. This is
-    how ``fs-compat run --conf key=value`` reaches a job, as ``flink run -D`` does in Flink.
-
-    >>> with default_settings({"parallelism.default": "3"}):
-    ...     StreamExecutionEnvironment.get_execution_environment().get_parallelism()
-    3
-    """
-    saved = dict(_default_settings)
-    _default_settings.update(settings)
-    try:
-        yield
-    finally:
-        _default_settings.clear()
-        _default_settings.update(saved)
 
 
 class RuntimeExecutionMode(enum.Enum):
@@ -152,7 +123,7 @@ def _conformer(type_info: Any) -> Callable[[Any], Any] | None:
     if type_info is None:
         return None
     from fs_compat.common import Row, RowTypeInfo, TupleTypeInfo
-    from fs_compat.common._row import _create_row
+    from fs_compat.common.internal import create_row
 
     if isinstance(type_info, RowTypeInfo):
         names = list(type_info.get_field_names())
@@ -164,7 +135,7 @@ def _conformer(type_info: Any) -> Callable[[Any], Any] | None:
             if isinstance(value, (tuple, list)):
                 if len(value) != width:
                     raise TypeError(f"output type {type_info!r} has {width} fields, got {value!r}")
-                return _create_row(names, value)
+                return create_row(names, value)
             return value
 
         return to_row
@@ -1128,8 +1099,9 @@ class StreamExecutionEnvironment:
         self._sinks: list[SinkNode] = []
         self._clock: Callable[[], int] | None = None
         self._python_files: list[str] = []
-        if _default_settings:
-            self._apply(dict(_default_settings))
+        defaults = job_defaults()
+        if defaults:
+            self._apply(defaults)
         if configuration is not None:
             self.configure(configuration)
 
@@ -1265,8 +1237,9 @@ class StreamExecutionEnvironment:
         return sinks
 
     def _target(self) -> str:
-        """``execution.target`` set through ``configure``, else ``FS_COMPAT_TARGET``, else ``spark``."""
-        return self._settings.get(TARGET_KEY) or os.environ.get(TARGET_ENV) or DEFAULT_TARGET
+        """``execution.target`` set through ``configure``, else ``FS_COMPAT_TARGET``, else ``spark``
+        (``fs_compat.execution.resolve_target``); an unknown target is a ValueError."""
+        return resolve_target(settings=self._settings, default=SPARK)
 
     def _runtime_config(self) -> LocalConfig:
         from fs_api_advanced import system_clock
@@ -1279,12 +1252,6 @@ class StreamExecutionEnvironment:
             job_parameters=self._config.get_global_job_parameters(),
         )
 
-    def _checked_target(self) -> str:
-        target = self._target()
-        if target not in ("local", "spark"):
-            raise ValueError(f"execution.target must be 'local' or 'spark', got {target!r}")
-        return target
-
     def _spark(self) -> Any:
         from fs_compat.spark import ship_python_files, spark_session
 
@@ -1295,42 +1262,26 @@ class StreamExecutionEnvironment:
     def _run(self, sinks: Sequence[Node], job_name: str) -> JobSummary:
         """Run the plan that feeds ``sinks``; returns its summary, also handed to
         ``fs_compat.runtime.collect_summaries`` blocks (``fs-compat run`` prints them)."""
-        target = self._checked_target()
-        nodes = upstream_of(sinks)
-        external = [n for n in nodes if isinstance(n, ExternalSourceNode)]
-        for node in external:
-            if node.unbounded:
+        target = self._target()
+        for node in upstream_of(sinks):
+            if isinstance(node, ExternalSourceNode) and node.unbounded:
                 raise ValueError(
                     "this job reads a streaming DataFrame, which never ends: start it with "
                     "ds.to_dataframe().writeStream...start() instead of execute()/execute_and_collect()"
                 )
-        config = self._runtime_config()
-        if target == "spark":
-            from fs_compat.spark import run_batch
-
-            summary = run_batch(self._spark(), sinks, config)
-        else:
-            if external:
-                from fs_compat.spark import collect_items
-
-                for node in external:
-                    node.items = collect_items(node)
-            summary = run_local_summarized(sinks, config)
+        summary = run_plan(sinks, self._runtime_config(), target=target, spark=self._spark)
         summary = attrs.evolve(summary, job_name=job_name)
         publish(summary)
         return summary
 
     def _to_dataframe(self, node: Node, tag: str | None, output_type: Any) -> Any:
-        target = self._checked_target()
+        target = self._target()
         spark = self._spark()
-        nodes = upstream_of([node])
-        config = self._runtime_config()
-        from fs_compat.spark import OutputColumns, batch_dataframe, stream_dataframe
+        unbounded = any(isinstance(n, ExternalSourceNode) and n.unbounded for n in upstream_of([node]))
+        if unbounded or target == SPARK:
+            return spark_dataframe(spark, node, tag, self._runtime_config(), output_type, clock=self._clock)
+        from fs_compat.spark import OutputColumns
 
-        if any(isinstance(n, ExternalSourceNode) and n.unbounded for n in nodes):
-            return stream_dataframe(spark, node, tag, config, output_type, clock=self._clock)
-        if target == "spark":
-            return batch_dataframe(spark, node, tag, config, output_type)
         values: list[Any] = []
         self._run([SinkNode("Collect", [Edge(node, side_tag=tag)], consume=values.append)], "to_dataframe")
         out = OutputColumns(output_type)

@@ -7,9 +7,10 @@ PyFlink users annotate with (``KeyedProcessFunction.Context`` ...) are abstract 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, overload
 
+from fs_compat.metrics import MetricGroup
 from fs_compat.runtime import AggregatingState as _AggregatingState
 from fs_compat.runtime import ListState as _ListState
 from fs_compat.runtime import (
@@ -32,77 +33,6 @@ if TYPE_CHECKING:
         ReducingStateDescriptor,
         ValueStateDescriptor,
     )
-
-
-# Metrics. ------------------------------------------------------------------------------------
-
-
-class Counter:
-    def __init__(self) -> None:
-        self._count = 0
-
-    def inc(self, n: int = 1) -> None:
-        self._count += n
-
-    def dec(self, n: int = 1) -> None:
-        self._count -= n
-
-    def get_count(self) -> int:
-        return self._count
-
-
-class Meter:
-    def __init__(self, time_span_in_seconds: int = 60) -> None:
-        self._count = 0
-        self.time_span_in_seconds = time_span_in_seconds
-
-    def mark_event(self, value: int = 1) -> None:
-        self._count += value
-
-    def get_count(self) -> int:
-        return self._count
-
-
-class Distribution:
-    def __init__(self) -> None:
-        self.values: list[int] = []
-
-    def update(self, value: int) -> None:
-        self.values.append(value)
-
-
-class MetricGroup:
-    """Metrics of one operator instance (kept in process; no reporter)."""
-
-    def __init__(self, store: dict[str, Any], prefix: str = "") -> None:
-        self._store = store
-        self._prefix = prefix
-
-    def _get(self, name: str, make: Callable[[], Any]) -> Any:
-        full = self._prefix + name
-        metric = self._store.get(full)
-        if metric is None:
-            metric = self._store[full] = make()
-        return metric
-
-    def add_group(self, name: str, extra: str | None = None) -> MetricGroup:
-        sub = name if extra is None else f"{name}.{extra}"
-        return MetricGroup(self._store, f"{self._prefix}{sub}.")
-
-    def counter(self, name: str) -> Counter:
-        counter: Counter = self._get(name, Counter)
-        return counter
-
-    def gauge(self, name: str, obj: Callable[[], int]) -> None:
-        self._store[self._prefix + name] = obj
-
-    def meter(self, name: str, time_span_in_seconds: int = 60) -> Meter:
-        meter: Meter = self._get(name, lambda: Meter(time_span_in_seconds))
-        return meter
-
-    def distribution(self, name: str) -> Distribution:
-        dist: Distribution = self._get(name, Distribution)
-        return dist
 
 
 # RuntimeContext. ------------------------------------------------------------------------------

@@ -19,7 +19,9 @@ from fs_compat.runtime import MAX_TIMESTAMP, MIN_TIMESTAMP
 from ._descriptors import ReducingStateDescriptor, StateDescriptor, ValueStateDescriptor
 
 if TYPE_CHECKING:
-    from ._functions import MetricGroup, RuntimeContext
+    from fs_compat.metrics import MetricGroup
+
+    from ._functions import RuntimeContext
 
 T = TypeVar("T", default=Any)
 W = TypeVar("W", default=Any)

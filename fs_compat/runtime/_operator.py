@@ -156,6 +156,12 @@ class Operator(abc.ABC):
     #: timers), and the runtime may call it instead of ``process`` (a MapFunction's ``map``).
     one_to_one: Callable[[Any], Any] | None = None
 
+    #: True when ``on_checkpoint`` does nothing unless this instance handled an element or a timer
+    #: since the previous checkpoint (it saves only what was touched since then), so an engine may
+    #: skip a checkpoint-only call that brings no records and no due timers. An operator that
+    #: does not override ``on_checkpoint`` need not set it.
+    idle_checkpoint_is_noop: bool = False
+
     def open(self, runtime: OperatorRuntime) -> None:  # noqa: B027 - optional hook
         """Called once before the first element."""
 

@@ -54,9 +54,9 @@ from fs_compat.runtime import (
     SubtaskRunner,
     TimestampNode,
     route_key,
+    row_field,
     upstream_of,
 )
-from fs_compat.runtime._selectors import row_field
 
 from ._convert import OutputColumns, RowReader, dumps
 from ._counters import StepTally, counting, step_tally

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
-from fs_compat.runtime import Node, OperatorNode, TimestampNode
-from fs_compat.runtime._errors import unpicklable_message
+from fs_compat.runtime import Node, OperatorNode, TimestampNode, unpicklable_message
 
 
 def check_shippable(nodes: Iterable[Node]) -> None:
