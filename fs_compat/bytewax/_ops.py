@@ -284,14 +284,18 @@ class StatefulBatchOperator(Operator):
             outs += self._after(runtime, key, logic, self._call(logic.on_eof, "on_eof", key), "on_eof")
         return outs
 
-    # Batch entry points (the Bytewax runner). --------------------------------------------------
-    def process_keyed(self, groups: Sequence[tuple[str, list[Any]]], runtime: OperatorRuntime) -> list[Any]:
+    # Batch hooks (the runtime's batched schedule, which the Bytewax runner drives). ------------
+    def process_keyed(self, groups: Sequence[tuple[Any, list[Any]]], runtime: OperatorRuntime) -> list[Any]:
         """One activation: ``groups`` are ``(key, values in arrival order)``, sorted by key."""
         outs: list[Any] = []
         for key, values in groups:
             outs += self._on_batch(runtime, key, [v[1] for v in values])
         outs += self.fire_due(runtime)
         return outs
+
+    def on_activation(self, runtime: OperatorRuntime) -> list[Any]:
+        """A batch boundary: the notifications due by now (``fire_due``)."""
+        return self.fire_due(runtime)
 
     def fire_due(self, runtime: OperatorRuntime) -> list[Any]:
         """``on_notify`` for every key whose notification time has passed, in key order."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -175,6 +175,37 @@ class Operator(abc.ABC):
 
     def end_input(self, runtime: OperatorRuntime) -> Iterable[Any]:
         """Called once after the last element (and after end-of-input timers)."""
+        return ()
+
+    # Batch hooks: optional. A batched schedule (``BatchedRunner``) calls the ones a step
+    # overrides with each batch of input, and the per-element methods otherwise; the defaults
+    # say what an override must be equivalent to.
+    def process_batch(self, values: list[Any], runtime: OperatorRuntime) -> Iterable[Any]:
+        """Handle a batch of elements of input ``runtime.input_index`` (a non-keyed step):
+        the outputs of ``process`` of each, in order."""
+        outs: list[Any] = []
+        for value in values:
+            outs.extend(self.process(value, runtime))
+        return outs
+
+    def process_keyed(
+        self, groups: Sequence[tuple[Any, list[Any]]], runtime: OperatorRuntime
+    ) -> Iterable[Any]:
+        """Handle a batch of elements of input ``runtime.input_index`` (a keyed step) as
+        ``(key, its elements in arrival order)`` groups in key order; the hook sets each key on
+        the backend itself. Default: ``process`` of each element with its key current."""
+        backend = runtime.backend
+        assert backend is not None
+        outs: list[Any] = []
+        for key, values in groups:
+            backend.set_current_key(key)
+            for value in values:
+                outs.extend(self.process(value, runtime))
+        return outs
+
+    def on_activation(self, runtime: OperatorRuntime) -> Iterable[Any]:
+        """Called by a batched schedule at each batch boundary (after a batch of input was
+        handled anywhere in the job), e.g. to fire notifications that are due by now."""
         return ()
 
     def close(self) -> None:  # noqa: B027 - optional hook
