@@ -17,11 +17,11 @@ from typing import Any
 
 from fs_compat.runtime import BatchedRunner, LocalConfig, Node, SinkNode, SourceNode, StepError
 
-from ._ops import EPOCH, StatefulBatchOperator, user_error
+from ._ops import EPOCH, StatefulBatchOperator
+from ._parts import call, sink_parts, source_parts, write
 from .dataflow import Dataflow
-from .errors import BytewaxRuntimeError
-from .inputs import AbortExecution, DynamicSource, FixedPartitionedSource
-from .outputs import DynamicSink, FixedPartitionedSink
+from .inputs import AbortExecution
+from .outputs import FixedPartitionedSink
 from .recovery import RecoveryConfig, _Store
 
 _DEFAULT_EPOCH = timedelta(seconds=10)
@@ -73,58 +73,15 @@ class _Runner:
         sources = []
         for node in plan.nodes:
             if isinstance(node, SourceNode):
-                source = plan.sources[node.id]
-                step_id = node.name
-                if isinstance(source, FixedPartitionedSource):
-                    resume = states.get(step_id, {})
-                    parts = [
-                        (name, source.build_part(step_id, name, resume.get(name)))
-                        for name in self._call(
-                            source.list_parts, "`FixedPartitionedSource.list_parts`", step_id
-                        )
-                    ]
-                    sources.append(_Source(node, parts, True))
-                elif isinstance(source, DynamicSource):
-                    sources.append(_Source(node, [("0", source.build(step_id, 0, 1))], False))
-                else:
-                    raise TypeError("source must subclass `fs_compat.bytewax.inputs.Source`")
+                parts, stateful = source_parts(node.name, plan.sources[node.id], states.get(node.name))
+                sources.append(_Source(node, parts, stateful))
             elif isinstance(node, SinkNode):
-                sink = plan.sinks[node.id]
-                if isinstance(sink, DynamicSink):
-                    self.sink_parts[node.id] = [("0", sink.build(node.name, 0, 1))]
-                elif isinstance(sink, FixedPartitionedSink):
-                    resume = states.get(node.name, {})
-                    self.sink_parts[node.id] = [
-                        (name, sink.build_part(node.name, name, resume.get(name)))
-                        for name in sink.list_parts()
-                    ]
-                else:
-                    raise TypeError("sink must subclass `fs_compat.bytewax.outputs.Sink`")
+                self.sink_parts[node.id] = sink_parts(node.name, plan.sinks[node.id], states.get(node.name))
         return sources
-
-    @staticmethod
-    def _call(fn: Callable[..., Any], what: str, step_id: str, *args: Any) -> Any:
-        try:
-            return fn(*args)
-        except (StopIteration, AbortExecution, BytewaxRuntimeError):
-            raise
-        except Exception as exc:
-            raise user_error(f"error calling {what} in step {step_id}", exc) from exc
 
     # Sinks. ----------------------------------------------------------------------------------
     def _write(self, node: SinkNode, batch: list[Any]) -> None:
-        sink = self.flow._plan.sinks[node.id]
-        parts = self.sink_parts[node.id]
-        if isinstance(sink, FixedPartitionedSink):
-            routed: dict[int, list[Any]] = {}
-            for item in batch:
-                routed.setdefault(sink.part_fn(item[0]) % len(parts), []).append(item[1])
-            for i, values in sorted(routed.items()):
-                self._call(parts[i][1].write_batch, "`StatefulSinkPartition.write_batch`", node.name, values)
-        else:
-            self._call(
-                parts[0][1].write_batch, "`StatelessSinkPartition.write_batch`", node.name, list(batch)
-            )
+        write(node.name, self.flow._plan.sinks[node.id], self.sink_parts[node.id], batch)
 
     # Epochs. ----------------------------------------------------------------------------------
     def close_epoch(self, epoch: int, sources: list[_Source]) -> None:
@@ -136,7 +93,7 @@ class _Runner:
         for src in sources:
             if src.stateful:
                 for name, part in src.parts:
-                    snap = self._call(part.snapshot, "`StatefulSourcePartition.snapshot`", src.step_id)
+                    snap = call(part.snapshot, "`StatefulSourcePartition.snapshot`", src.step_id)
                     changes.append((src.step_id, name, snap, True))
         plan = self.flow._plan
         for node in plan.nodes:
@@ -187,12 +144,12 @@ class _Runner:
                 live = True
                 continue
             try:
-                batch = list(self._call(part.next_batch, "`next_batch`", src.step_id))
+                batch = list(call(part.next_batch, "`next_batch`", src.step_id))
             except StopIteration:
                 del src.awake[name]
                 continue
             live = True
-            src.awake[name] = self._call(part.next_awake, "`next_awake`", src.step_id)
+            src.awake[name] = call(part.next_awake, "`next_awake`", src.step_id)
             self.steps.feed(src.node, batch)
         return live
 
