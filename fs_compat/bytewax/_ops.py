@@ -7,9 +7,10 @@ for ``notify_at`` and persists each touched key's ``snapshot()`` into a keyed Va
 
 Besides the per-record ``Operator`` methods (what any runtime target calls: the Spark adapter
 calls ``process`` per item, ``on_timer`` per due notification, ``on_checkpoint`` before it saves
-state, ``end_input`` at the end of bounded input), the operators offer batch entry points
-(``process_batch``, ``process_keyed``, ``fire_due``, ``snapshot_touched``, ``restore``) that the
-Bytewax runner uses to keep Bytewax's batch, activation and epoch semantics.
+state, ``end_input`` at the end of bounded input), the operators implement the runtime's batch
+hooks (``process_batch``, ``process_keyed``, ``on_activation``), which the runtime's batched
+schedule calls under the in-process Bytewax runner, and offer what that runner needs for epochs
+(``snapshot_touched``, ``restore``).
 """
 
 from __future__ import annotations

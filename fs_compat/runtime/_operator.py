@@ -142,7 +142,9 @@ class Operator(abc.ABC):
     ``on_checkpoint`` before state is saved, ``end_input`` when all input is done, ``close``.
 
     ``process``/``on_timer``/``on_watermark``/``on_checkpoint``/``end_input`` return the outputs
-    (an iterable; ``SideOutput`` values go to side-output streams).
+    (an iterable; ``SideOutput`` values go to side-output streams). A step may also implement
+    the batch hooks (``process_batch``, ``process_keyed``, ``on_activation``), which a batched
+    schedule (``BatchedRunner``) calls.
     """
 
     #: When not None, ``process(value, runtime)`` is ``(one_to_one(value),)`` for every value
@@ -177,9 +179,10 @@ class Operator(abc.ABC):
         """Called once after the last element (and after end-of-input timers)."""
         return ()
 
-    # Batch hooks: optional. A batched schedule (``BatchedRunner``) calls the ones a step
-    # overrides with each batch of input, and the per-element methods otherwise; the defaults
-    # say what an override must be equivalent to.
+    # Batch hooks: optional. A batched schedule (``BatchedRunner``) calls the ones a step with
+    # one instance overrides with each batch of input, and the runtime's per-element path
+    # otherwise. The defaults handle each element with ``process``; an override may handle the
+    # batch as a whole (a front end whose user functions take batches).
     def process_batch(self, values: list[Any], runtime: OperatorRuntime) -> Iterable[Any]:
         """Handle a batch of elements of input ``runtime.input_index`` (a non-keyed step):
         the outputs of ``process`` of each, in order."""
