@@ -17,7 +17,7 @@ from typing import Any
 
 from fs_compat.runtime import BatchedRunner, LocalConfig, Node, SinkNode, SourceNode, StepError
 
-from ._ops import EPOCH, StatefulBatchOperator
+from ._ops import EPOCH, MsClock, StatefulBatchOperator
 from ._parts import call, sink_parts, source_parts, write
 from .dataflow import Dataflow
 from .inputs import AbortExecution
@@ -54,11 +54,7 @@ class _Runner:
         self.interval = epoch_interval if epoch_interval is not None else _DEFAULT_EPOCH
         self.now = now_getter or _system_now
         self.store = _Store(recovery_config) if recovery_config is not None else None
-
-        def clock() -> int:
-            return int(self.now().timestamp() * 1000)
-
-        self.steps = BatchedRunner(flow._plan.nodes, LocalConfig(clock=clock), write=self._write)
+        self.steps = BatchedRunner(flow._plan.nodes, LocalConfig(clock=MsClock(self.now)), write=self._write)
         self.sink_parts: dict[int, list[tuple[str, Any]]] = {}
 
     # Set-up. ----------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from fs_compat.runtime import (
 )
 
 from ._ops import InspectDebugOperator, PassThroughOperator, user_error
+from ._ops import MsClock as _MsClock
 from ._parts import call, sink_parts, source_parts, write
 from .dataflow import Dataflow, Stream
 from .errors import BytewaxRuntimeError
@@ -365,13 +366,3 @@ def run_main(
         tap.call()
     for writer in writers:
         writer.write()
-
-
-@attrs.frozen
-class _MsClock:
-    """A Bytewax ``now_getter`` as the runtime's clock (epoch ms)."""
-
-    now_getter: Callable[[], datetime]
-
-    def __call__(self) -> int:
-        return int(self.now_getter().timestamp() * 1000)

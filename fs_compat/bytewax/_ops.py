@@ -206,6 +206,17 @@ def _to_ms(at: datetime) -> int:
     return int(at.timestamp() * 1000)
 
 
+@attrs.frozen
+class MsClock:
+    """A Bytewax ``now_getter`` as the runtime's clock (epoch ms); it pickles (to Spark's
+    workers) when ``now_getter`` does."""
+
+    now_getter: Callable[[], datetime]
+
+    def __call__(self) -> int:
+        return _to_ms(self.now_getter())
+
+
 class StatefulBatchOperator(Operator):
     """The one keyed stateful primitive (``stateful_batch``).
 
