@@ -3,6 +3,7 @@ states, the Operator interface every step implements, timers, watermarks, and th
 target. Nothing here knows PyFlink or Bytewax names; the Spark adapter runs the same code
 inside Spark tasks."""
 
+from ._batched import BatchedRunner
 from ._clocks import RecordTimeClock
 from ._errors import describe_callable, unpicklable_message
 from ._keys import MAX_PARALLELISM, KeyEncoder, key_group_bytes, subtask_of
@@ -58,6 +59,7 @@ from ._timers import MAX_TIMESTAMP, MIN_TIMESTAMP, TimerQueue
 __all__ = [
     "AggregatingState",
     "AppendingState",
+    "BatchedRunner",
     "Edge",
     "ExternalSourceNode",
     "JobSummary",

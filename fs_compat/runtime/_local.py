@@ -583,6 +583,11 @@ class _Task:
                     self._fire(inst, ts, key, domain)
         inst.buffer.clear()
 
+    # For other schedules over these tasks (``_batched``).
+    def step_error(self, exc: Exception, what: str = "function") -> StepError:
+        """The StepError for ``exc``, raised by this step's ``what`` (no key or record known)."""
+        return StepError(self._where(exc, None, None, what))
+
 
 def _record_time(record: tuple[int, Any, int | None]) -> int:
     ts = record[2]
@@ -645,6 +650,12 @@ class LocalRunner:
                         down.push(index, value, ts)
                 still.append((task, it))
             active = still
+
+    def start(self) -> None:
+        """Open every task's instances without reading the sources (a schedule other than
+        ``run`` then drives the tasks)."""
+        for node in self.nodes:
+            self.tasks[node.id].start()
 
 
 def run_local(sinks: Sequence[Node], config: LocalConfig | None = None) -> None:
