@@ -374,8 +374,9 @@ class _Task:
             raise
         except Exception as exc:
             raise StepError(self._where(exc, key, record)) from exc
-        if self._counter is not None:
-            self._counter[0] += sent
+        counter = self._counter
+        if counter is not None:
+            counter[0] += sent
 
     def _to_main(self, out: Any, ts: int | None) -> None:
         """Hand ``out`` to every consumer of the main output (a sink's ``consume`` directly)."""
