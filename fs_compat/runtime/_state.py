@@ -7,7 +7,7 @@ import abc
 import enum
 import io
 import pickle
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from typing import Any, Generic, cast
 
 import attrs
@@ -340,7 +340,7 @@ class _HeapCell(_Bound):
             pk = backend.current_key_bytes
             if pk is None:
                 raise self._no_key()
-            if not self._stored and not backend._restored_groups and backend.stores_start_empty:
+            if not self._stored and not backend.restored_groups and backend.stores_start_empty:
                 value = self._cache[pk] = self._empty
                 return value
             raw = self._cur().read_raw()
@@ -675,6 +675,12 @@ class KeyedStateBackend:
         self.current_key_group = 0
         #: The namespace of namespaced states (``get_state(spec, namespaced=True)``).
         self.current_namespace = b""
+
+    @property
+    def restored_groups(self) -> Set[int]:
+        """The key groups that ``restore_key_group`` filled from a snapshot (read only): until
+        there is one, stores that start empty hold nothing a state has not written."""
+        return self._restored_groups
 
     def set_current_key(self, key: Any) -> None:
         pk, kg = self.key_encoder.locate(key)
