@@ -21,7 +21,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from ._local import LocalConfig, LocalRunner, StepError, _Task, route_key
+from ._local import LocalConfig, LocalRunner, StepError, _Task
 from ._operator import Operator, OperatorRuntime, SideOutput
 from ._plan import Node, SinkNode
 
@@ -182,9 +182,7 @@ class BatchedRunner:
             except Exception:
                 key = None
             if key is None:  # the runtime's error for this record (``route_key`` raises it)
-                encoder = step.task.encoders[index]
-                assert encoder is not None
-                key = route_key(step.node.name, selector, encoder, value, 1)[0]
+                key = step.task.route(index, value)[0]
             found = groups.get(key)
             if found is None:
                 groups[key] = [value]

@@ -256,6 +256,13 @@ class _Task:
             self._next_instance = (index + 1) % len(self.instances)
             self._deliver(self.instances[index], input_index, value, ts, None)
 
+    def route(self, input_index: int, value: Any) -> tuple[Any, bytes, int]:
+        """``(key, key bytes, key group)`` of ``value`` on keyed input ``input_index``
+        (``route_key`` with that input's key selector and encoder)."""
+        keyed = self._keyed[input_index]
+        assert keyed is not None
+        return route_key(self.node.name, keyed[0], keyed[1], value)
+
     def push_many(
         self,
         input_index: int,
