@@ -79,8 +79,9 @@ def _conformed(
 
 class FunctionOperator(Operator):
     """Runs one user function: ``handler(fn, value, ctx, input_index)`` per element, and the
-    function's ``on_timer`` per timer. Outputs go through ``conform`` (the output type's shape),
-    which keeps values of class ``shape`` as they are."""
+    function's ``on_timer`` per timer. Outputs go through ``conform`` (the check against the
+    declared output type, ``fs_compat.common.internal.conformer``) unless of class ``shape``
+    (its hot path: they are kept as they are)."""
 
     def __init__(
         self,
@@ -97,6 +98,7 @@ class FunctionOperator(Operator):
         self.side_outputs = side_outputs
         self.broadcast_states = tuple(broadcast_states)
         self.conform = conform
+        self.shape = shape
         self.ctx: _Ctx | None = None
         # The handler's result is the outputs as they are (the per-record path skips ``_out``).
         self._plain = not side_outputs and conform is None
@@ -120,9 +122,9 @@ class FunctionOperator(Operator):
         if self._plain:
             return () if result is None else result
         if not self.side_outputs and result is not None:
-            conform = self.conform
+            conform, shape = self.conform, self.shape
             assert conform is not None
-            return [conform(o) for o in result]
+            return [o if o.__class__ is shape else conform(o) for o in result]
         return self._out(result)
 
     def on_timer(self, timestamp: int, runtime: OperatorRuntime) -> Iterable[Any]:

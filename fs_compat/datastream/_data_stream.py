@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
 import attrs
 from typing_extensions import TypeVar
 
+from fs_compat.common.internal import DeclaredTypeError, conformer, exact_class
 from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, spark_dataframe
 from fs_compat.runtime import (
     Edge,
@@ -117,43 +118,15 @@ def _key_fn(key_selector: Any) -> Callable[[Any], Any]:
     raise TypeError("Parameter key_selector should be type of KeySelector or a callable function!")
 
 
-def _conformer(type_info: Any) -> Callable[[Any], Any] | None:
-    """Values of a stream with a row or tuple output type take that shape, as PyFlink's coders
-    make them: a tuple becomes a named Row (f0, f1, ... unless named)."""
-    if type_info is None:
-        return None
-    from fs_compat.common import Row, RowTypeInfo, TupleTypeInfo
-    from fs_compat.common.internal import create_row
-
-    if isinstance(type_info, RowTypeInfo):
-        names = list(type_info.get_field_names())
-        width = len(names)
-
-        def to_row(value: Any) -> Any:
-            if isinstance(value, Row):
-                return value
-            if isinstance(value, (tuple, list)):
-                if len(value) != width:
-                    raise TypeError(f"output type {type_info!r} has {width} fields, got {value!r}")
-                return create_row(names, value)
-            return value
-
-        return to_row
-    if isinstance(type_info, TupleTypeInfo):
-        return lambda v: tuple(v) if isinstance(v, (list, Row)) else v
-    return None
-
-
-def _shape(type_info: Any) -> type | None:
-    """The class of the values ``_conformer(type_info)`` hands back as they are (so a caller may
-    skip it for them), if there is one."""
-    from fs_compat.common import Row, RowTypeInfo, TupleTypeInfo
-
-    if isinstance(type_info, RowTypeInfo):
-        return Row
-    if isinstance(type_info, TupleTypeInfo):
-        return tuple
-    return None
+def _element(conform: Callable[[Any], Any], index: int, value: Any) -> Any:
+    """Element ``index`` of a ``from_collection`` as its declared type makes it; one that does not
+    fit is a DeclaredTypeError naming the source step, the element and the type."""
+    try:
+        return conform(value)
+    except DeclaredTypeError as exc:
+        raise DeclaredTypeError(
+            exc.value, exc.declared, exc.detail, where=f"step 'Collection Source': element {index}"
+        ) from None
 
 
 # Handlers: how each function kind handles one element. -----------------------------------------
@@ -230,7 +203,7 @@ class DataStream(Generic[T]):
         keyed: bool | None = None,
     ) -> DataStream[Any]:
         keyed = self._keyed() if keyed is None else keyed
-        conform, shape = _conformer(output_type), _shape(output_type)
+        conform, shape = conformer(output_type), exact_class(output_type)
         template = copy_function(fn, f"step '{name}'")
 
         def factory() -> FunctionOperator:
@@ -693,7 +666,7 @@ class KeyedStream(DataStream[T], Generic[T, K]):
         else:
             raise TypeError("The input must be a ReduceFunction or a callable function!")
         template = copy_function((reduce, fn), "step 'Keyed Reduce'")
-        env, conform = self._env, _conformer(self._output_type)
+        env, conform = self._env, conformer(self._output_type)
 
         def factory() -> ReduceOperator:
             r, f = copy_function(template, "step 'Keyed Reduce'")
@@ -1189,9 +1162,9 @@ class StreamExecutionEnvironment:
         [10]
         """
         items = list(collection)
-        conform = _conformer(type_info)
+        conform = conformer(type_info, full=True)
         if conform is not None:
-            items = [conform(v) for v in items]
+            items = [_element(conform, i, v) for i, v in enumerate(items)]
         return DataStream(self, SourceNode("Collection Source", items=items), type_info)
 
     def from_dataframe(self, df: DataFrame) -> DataStream[Row]:

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeAlias, overload
 from typing_extensions import TypeVar
 
 from fs_api_advanced import PickleCodec
+from fs_compat.common.internal import conformer
 from fs_compat.runtime import OperatorNode, StateKind, StateSpec
 
 from ._adapters import copy_function
-from ._data_stream import DataStream, KeyedStream, _conformer
+from ._data_stream import DataStream, KeyedStream
 from ._descriptors import AggregatingStateDescriptor, ListStateDescriptor, ReducingStateDescriptor
 from ._functions import AggregateFunction, ReduceFunction
 from ._window import (
@@ -263,7 +264,7 @@ class WindowedStream(Generic[T, K]):
         late_tag = None if self._late_data_output_tag is None else self._late_data_output_tag.tag_id
         what = f"step '{name}'"
         template = copy_function((assigner, trigger, evictor, window_function, pre, contents_spec), what)
-        conform = _conformer(output_type)
+        conform = conformer(output_type)
         lateness = self._allowed_lateness
         mode_ = self._mode_for(mode)
 

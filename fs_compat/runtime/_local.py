@@ -11,6 +11,7 @@ from typing import Any, Protocol
 import attrs
 
 from fs_api_advanced import system_clock
+from fs_compat.common.internal import DeclaredTypeError
 
 from ._errors import describe_callable
 from ._keys import MAX_PARALLELISM, KeyEncoder, subtask_of
@@ -402,6 +403,11 @@ class _Task:
         function = getattr(self.node, "function", None)
         if what == "function" and function:
             what = f"function {function}"
+        if isinstance(exc, DeclaredTypeError):  # its output, checked against the declared type
+            where = f"step '{self.node.name}': {what} returned {exc.arrived()}"
+            where += f" for record {record!r}" if record is not None else ""
+            where += f" (key {key!r})" if key is not None else ""
+            return f"{where}, declared output type {exc.declared!r}{exc.why()}"
         where = f"step '{self.node.name}': {what} raised {type(exc).__name__}: {exc}"
         if key is not None:
             where += f" (key {key!r}"

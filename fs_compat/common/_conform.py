@@ -1,0 +1,304 @@
+"""Declared types, checked where a value is produced: ``conformer(type_info)`` gives the one
+function every target runs on a value declared as ``type_info`` (a step's ``output_type``, a
+``from_collection`` element's ``type_info``).
+
+It hands back the value in the declared type's shape, converting where PyFlink's coders convert
+silently (an ``int`` for ``FLOAT``/``DOUBLE`` becomes a ``float``, a ``bool`` for an integer type
+an ``int``, a tuple or list for a ``ROW`` a ``Row``, a list for a ``TUPLE`` a tuple), and raises
+``DeclaredTypeError`` (a ``TypeError``) naming the value, the declared type and the part that
+does not fit. None fits every type (a null field, as in Flink and Spark).
+
+Hot path: a value whose class is exactly the type's class (``int`` for ``INT``, ``tuple`` for
+``TUPLE``, ...) is handed back at once, unchecked inside (``conformer`` checks it fully with
+``full=True``, as ``from_collection`` does once per element).
+
+>>> from fs_compat.common import Types
+>>> conformer(Types.DOUBLE())(1)
+1.0
+>>> conformer(Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.INT()]))(("a", 1))
+Row(k='a', n=1)
+>>> conformer(Types.INT())("a")
+Traceback (most recent call last):
+...
+fs_compat.common._conform.DeclaredTypeError: 'a' (str) does not fit the declared type Integer
+"""
+
+from __future__ import annotations
+
+import datetime
+import operator
+from collections.abc import Callable
+from decimal import Decimal
+from numbers import Real
+from typing import Any
+
+from ._row import Row, _create_row
+from ._time import Instant
+from ._typeinfo import (
+    BasicArrayTypeInfo,
+    BasicType,
+    BasicTypeInfo,
+    DateTypeInfo,
+    ListTypeInfo,
+    MapTypeInfo,
+    ObjectArrayTypeInfo,
+    PrimitiveArrayTypeInfo,
+    RowTypeInfo,
+    TimestampTypeInfo,
+    TimeTypeInfo,
+    TupleTypeInfo,
+)
+
+Conform = Callable[[Any], Any]
+
+
+class DeclaredTypeError(TypeError):
+    """A value does not fit its declared type: ``value`` (what arrived), ``declared`` (the type
+    information), ``detail`` (which part does not fit, and why; empty when the value itself),
+    ``where`` (where it arrived, leading the message when given)."""
+
+    def __init__(self, value: Any, declared: Any, detail: str = "", where: str = "") -> None:
+        self.value = value
+        self.declared = declared
+        self.detail = detail
+        lead = f"{where} " if where else ""
+        super().__init__(f"{lead}{self.arrived()} does not fit the declared type {declared!r}{self.why()}")
+
+    def arrived(self) -> str:
+        """``'a' (str)``: the value and its class."""
+        return f"{self.value!r} ({type(self.value).__name__})"
+
+    def why(self) -> str:
+        """``: field 1: ...`` when a part of the value does not fit, else empty."""
+        return f": {self.detail}" if self.detail else ""
+
+
+class _MisfitError(Exception):
+    """A part of a value does not fit (``conformer`` turns it into a DeclaredTypeError)."""
+
+
+def conformer(type_info: Any, full: bool = False) -> Conform | None:
+    """The function that checks a value declared as ``type_info`` and hands it back in the type's
+    shape (see the module docstring), or None when any value fits (no type, ``PICKLED_BYTE_ARRAY``).
+    ``full``: check inside values of the type's exact class too (not only other values)."""
+    if type_info is None:
+        return None
+    part = _part(type_info)
+    if part is None:
+        return None
+    shape = None if full else exact_class(type_info)
+
+    def conform(value: Any) -> Any:
+        if value.__class__ is shape:
+            return value
+        try:
+            return part(value)
+        except _MisfitError as exc:
+            detail = str(exc)
+            raise DeclaredTypeError(value, type_info, "" if detail == _SELF else detail) from None
+
+    return conform
+
+
+def exact_class(type_info: Any) -> type | None:
+    """The class whose values ``conformer(type_info)`` hands back unchecked (its hot path)."""
+    if isinstance(type_info, BasicTypeInfo):
+        return _BASIC_CLASS.get(type_info._basic_type)
+    if isinstance(type_info, RowTypeInfo):
+        return Row
+    if isinstance(type_info, TupleTypeInfo):
+        return tuple
+    if isinstance(type_info, (ListTypeInfo, BasicArrayTypeInfo, ObjectArrayTypeInfo)):
+        return list
+    if isinstance(type_info, MapTypeInfo):
+        return dict
+    return None
+
+
+_SELF = "<self>"  # a _MisfitError of the whole value (no part to name)
+
+_BASIC_CLASS: dict[BasicType, type] = {
+    BasicType.STRING: str,
+    BasicType.BOOLEAN: bool,
+    BasicType.BYTE: int,
+    BasicType.SHORT: int,
+    BasicType.INT: int,
+    BasicType.LONG: int,
+    BasicType.BIG_INT: int,
+    BasicType.FLOAT: float,
+    BasicType.DOUBLE: float,
+    BasicType.BIG_DEC: Decimal,
+    BasicType.INSTANT: Instant,
+}
+
+_BITS = {BasicType.BYTE: 8, BasicType.SHORT: 16, BasicType.INT: 32, BasicType.LONG: 64}
+
+
+def _misfit() -> _MisfitError:
+    return _MisfitError(_SELF)
+
+
+def _part(info: Any) -> Conform | None:
+    """Check and convert one (part of a) value of ``info``; raises ``_MisfitError``. None: anything fits."""
+    if isinstance(info, BasicTypeInfo):
+        return _basic(info._basic_type)
+    if isinstance(info, DateTypeInfo):
+        return _instance_of(datetime.date)
+    if isinstance(info, TimeTypeInfo):
+        return _instance_of(datetime.time)
+    if isinstance(info, TimestampTypeInfo):
+        return _instance_of(datetime.datetime)
+    if isinstance(info, (RowTypeInfo, TupleTypeInfo)):
+        return _fields(info)
+    if isinstance(info, PrimitiveArrayTypeInfo) and info._element_type._basic_type is BasicType.BYTE:
+        return _instance_of((bytes, bytearray))
+    if isinstance(info, (ListTypeInfo, BasicArrayTypeInfo, ObjectArrayTypeInfo, PrimitiveArrayTypeInfo)):
+        elem = info.elem_type if isinstance(info, ListTypeInfo) else info._element_type
+        return _elements(elem)
+    if isinstance(info, MapTypeInfo):
+        return _entries(info._key_type_info, info._value_type_info)
+    return None
+
+
+def _basic(basic_type: BasicType) -> Conform:
+    bits = _BITS.get(basic_type)
+    if bits is not None or basic_type is BasicType.BIG_INT:
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if bits is not None else (None, None)
+
+        def integer(v: Any) -> Any:
+            if v is None:
+                return None
+            if isinstance(v, float):
+                raise _misfit()
+            try:
+                n = operator.index(v)  # int, bool, numpy integers; not float or str
+            except TypeError:
+                raise _misfit() from None
+            if lo is not None and not lo <= n <= hi:  # type: ignore[operator]
+                raise _MisfitError(f"out of range [{lo}, {hi}]")
+            return int(n)
+
+        return integer
+    if basic_type in (BasicType.FLOAT, BasicType.DOUBLE):
+
+        def real(v: Any) -> Any:
+            if v is None:
+                return None
+            if isinstance(v, Real) and not isinstance(v, bool):
+                return float(v)
+            raise _misfit()
+
+        return real
+    if basic_type is BasicType.CHAR:
+
+        def char(v: Any) -> Any:
+            if v is None or (isinstance(v, str) and len(v) == 1):
+                return v
+            raise _misfit()
+
+        return char
+    if basic_type is BasicType.BIG_DEC:
+
+        def decimal(v: Any) -> Any:
+            if v is None or isinstance(v, Decimal):
+                return v
+            if isinstance(v, int) and not isinstance(v, bool):
+                return Decimal(v)
+            raise _misfit()
+
+        return decimal
+    return _instance_of(_BASIC_CLASS[basic_type])
+
+
+def _instance_of(cls: type | tuple[type, ...]) -> Conform:
+    def instance(v: Any) -> Any:
+        if v is None or isinstance(v, cls):
+            return v
+        raise _misfit()
+
+    return instance
+
+
+def _fields(info: RowTypeInfo | TupleTypeInfo) -> Conform:
+    types = info.get_field_types()
+    parts = [_part(t) for t in types]
+    width = len(parts)
+    row_names = info.get_field_names() if isinstance(info, RowTypeInfo) else None
+    labels = row_names or [f"f{i}" for i in range(width)]
+
+    def fields(v: Any) -> Any:
+        if v is None:
+            return None
+        if not isinstance(v, (tuple, list, Row)):
+            raise _misfit()
+        if len(v) != width:
+            raise _MisfitError(f"{width} fields expected, {len(v)} arrived")
+        values = list(v)
+        for i, (part, x) in enumerate(zip(parts, values, strict=True)):
+            if part is not None:
+                try:
+                    values[i] = part(x)
+                except _MisfitError as exc:
+                    raise _MisfitError(_inside(f"field {labels[i]}", x, types[i], exc)) from None
+        if row_names is None:
+            return tuple(values)
+        if isinstance(v, Row) and all(a is b for a, b in zip(values, v, strict=True)):
+            return v  # keeps its kind and names
+        return _create_row(row_names, values)
+
+    return fields
+
+
+def _elements(elem: Any) -> Conform:
+    part = _part(elem)
+
+    def elements(v: Any) -> Any:
+        if v is None:
+            return None
+        if not isinstance(v, (list, tuple)):
+            raise _misfit()
+        if part is None:
+            return list(v)
+        out = []
+        for i, x in enumerate(v):
+            try:
+                out.append(part(x))
+            except _MisfitError as exc:
+                raise _MisfitError(_inside(f"element {i}", x, elem, exc)) from None
+        return out
+
+    return elements
+
+
+def _entries(key_info: Any, value_info: Any) -> Conform:
+    key, value = _part(key_info), _part(value_info)
+
+    def entries(v: Any) -> Any:
+        if v is None:
+            return None
+        if not isinstance(v, dict):
+            raise _misfit()
+        out = {}
+        for k, x in v.items():
+            try:
+                ck = k if key is None else key(k)
+            except _MisfitError as exc:
+                raise _MisfitError(_inside("key", k, key_info, exc)) from None
+            try:
+                out[ck] = x if value is None else value(x)
+            except _MisfitError as exc:
+                raise _MisfitError(_inside(f"value of key {k!r}", x, value_info, exc)) from None
+        return out
+
+    return entries
+
+
+def _inside(where: str, part: Any, declared: Any, exc: _MisfitError) -> str:
+    """``field f0: 'a' (str) is not Integer`` (or the deeper part's own detail)."""
+    detail = str(exc)
+    if detail != _SELF and not detail.startswith("out of range"):
+        return f"{where}: {detail}"
+    what = f"{part!r} ({type(part).__name__})"
+    if detail != _SELF:
+        return f"{where}: {what} {detail}"
+    return f"{where}: {what} is not {declared!r}"
