@@ -1,9 +1,15 @@
 """The ``fs-compat`` command: ``migrate`` ports PyFlink/Bytewax code, ``run`` runs a ported job
-on Spark, ``demo`` runs the flagship demo::
+(on Spark by default), ``demo`` runs the flagship demo::
 
     fs-compat migrate jobs/            # the diff and the report; --write applies it
-    fs-compat run job.py --conf spark.executor.memory=2g
+    fs-compat run --conf spark.executor.memory=2g job.py --input data.csv
+    fs-compat run --target local job.py
     fs-compat demo
+
+``run``'s own options come before the job's file; everything after it is the job's arguments
+(``sys.argv`` is ``[FILE, *ARGS]``, as with ``python FILE ARGS``). The target is ``--target``,
+else ``--conf execution.target=...``, else ``spark`` when ``--master`` is given, else the
+``FS_COMPAT_TARGET`` environment variable, else ``spark``.
 
 ``python -m fs_compat.cli`` is the same command. Every error the command detects itself (a
 missing file, a syntax error in the job, no Java, a malformed option) is one line on stderr and
@@ -18,7 +24,7 @@ import difflib
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -52,7 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "migrate":
             return _migrate_command(args.paths, write=args.write, out=sys.stdout, err=sys.stderr)
         if args.command == "run":
-            return _run_command(args.job, master=args.master, conf_items=args.conf)
+            return _run_command(
+                args.job, args.args, target=args.target, master=args.master, conf_items=args.conf
+            )
         return _demo_command(master=args.master)
     except _CommandError as exc:
         print(f"fs-compat {args.command}: {exc}", file=sys.stderr)
@@ -78,10 +86,21 @@ def _parser() -> argparse.ArgumentParser:
     migrate.add_argument("--write", action="store_true", help="rewrite the files in place instead of a diff")
     run = sub.add_parser(
         "run",
-        help="run a ported job on Spark (embedded local by default)",
-        description="Run a ported job (a Python file) on Spark, with a summary at the end.",
+        help="run a ported job on Spark (embedded local by default) or in-process",
+        description=(
+            "Run a ported job (a Python file) as `python JOB.py ARGS...` would, on Spark or in this process, "
+            "with a summary at the end. fs-compat's options come before JOB.py; the arguments after it are "
+            "the job's (sys.argv). Target: --target, else --conf execution.target=..., else spark when "
+            "--master is given, else $FS_COMPAT_TARGET, else spark."
+        ),
     )
     run.add_argument("job", metavar="JOB.py", help="the job's Python file")
+    run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="the job's arguments")
+    run.add_argument(
+        "--target",
+        metavar="{local,spark}",
+        help="where the job runs (default: $FS_COMPAT_TARGET, else spark)",
+    )
     run.add_argument("--master", help="Spark master URL, e.g. spark://host:7077 (default: embedded local[*])")
     run.add_argument(
         "--conf",
@@ -215,17 +234,36 @@ def _check_job(job: str) -> Path:
     return path
 
 
-def _run_command(job: str, *, master: str | None, conf_items: Sequence[str]) -> int:
+def _run_target(target: str | None, master: str | None, conf: Mapping[str, str]) -> str:
+    """Where ``run`` runs the job: ``--target``, else ``--conf execution.target``, else spark
+    when ``--master`` is given, else ``FS_COMPAT_TARGET``, else spark."""
+    from fs_compat.execution import SPARK, TARGET_KEY, resolve_target
+
+    try:
+        if target is None and master is not None and not conf.get(TARGET_KEY):
+            return SPARK
+        return resolve_target(target, conf, default=SPARK)
+    except (ValueError, NotImplementedError) as exc:
+        raise _CommandError(str(exc)) from None
+
+
+def _run_command(
+    job: str, args: Sequence[str], *, target: str | None, master: str | None, conf_items: Sequence[str]
+) -> int:
+    from fs_compat.execution import SPARK, TARGET_KEY
+
     conf = _parse_conf(conf_items)
+    conf[TARGET_KEY] = _run_target(target, master, conf)
     try:
         path = _check_job(job)
     except _JobSyntaxError as exc:
         print(exc, file=sys.stderr)
         return _USAGE_ERROR
-    _check_java()
+    if conf[TARGET_KEY] == SPARK:
+        _check_java()
     from fs_compat.cli._run import run_job
 
-    return run_job(path, master=master, conf=conf)
+    return run_job(path, master=master, conf=conf, args=args, argv0=job)
 
 
 def _demo_command(*, master: str | None) -> int:

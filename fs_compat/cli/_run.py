@@ -1,5 +1,6 @@
-"""``fs-compat run JOB.py [--master URL] [--conf key=value ...]``: run a ported job file on
-Spark, as ``python JOB.py`` would, and print the summary of every job it executed.
+"""``fs-compat run [--target T] [--master URL] [--conf key=value ...] JOB.py [ARGS...]``: run a
+ported job file, as ``python JOB.py ARGS...`` would (``sys.argv == [JOB.py, *ARGS]``), and print
+the summary of every job it executed.
 
 How the options reach the job: ``--conf`` settings (``spark.*``, ``execution.target``,
 ``parallelism.default``, ``execution.runtime-mode`` ...) become the defaults of every
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 import runpy
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fs_compat.execution import SPARK, TARGET_KEY, default_settings, resolve_target
@@ -63,16 +64,24 @@ def error_line(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
-def run_job(path: Path, *, master: str | None, conf: Mapping[str, str]) -> int:
+def run_job(
+    path: Path,
+    *,
+    master: str | None,
+    conf: Mapping[str, str],
+    args: Sequence[str] = (),
+    argv0: str | None = None,
+) -> int:
     """Run the job file ``path`` as ``__main__`` (the caller checked that it exists and
-    compiles) on Spark; print each executed job's summary. Returns the exit status: 0, the
-    job's own ``sys.exit`` status, or 1 when it raised (after one line on stderr naming what
-    failed)."""
+    compiles) with ``sys.argv == [argv0 or path, *args]``, on the target ``conf`` names (Spark
+    unless it says otherwise); print each executed job's summary. Returns the exit status: 0,
+    the job's own ``sys.exit`` status, or 1 when it raised (after one line on stderr naming
+    what failed)."""
     settings = job_settings(master, conf)
-    status = 0
+    status, exited = 0, False
     failure: str | None = None
     saved_argv, saved_path = list(sys.argv), list(sys.path)
-    sys.argv = [str(path)]
+    sys.argv = [str(path) if argv0 is None else argv0, *args]
     sys.path.insert(0, str(path.resolve().parent))  # as `python JOB.py`: its folder first
     try:
         with default_settings(settings), collect_summaries() as summaries:
@@ -83,7 +92,7 @@ def run_job(path: Path, *, master: str | None, conf: Mapping[str, str]) -> int:
                     spark_session(settings)
                 runpy.run_path(str(path), run_name="__main__")
             except SystemExit as exc:
-                status = _exit_status(exc)
+                status, exited = _exit_status(exc), True
             except Exception as exc:
                 status = 1
                 failure = error_line(exc)
@@ -93,7 +102,7 @@ def run_job(path: Path, *, master: str | None, conf: Mapping[str, str]) -> int:
     for summary in summaries:
         print()
         print(summary.render())
-    if not summaries and status == 0:
+    if not summaries and status == 0 and not exited:  # (not after the job's own sys.exit, e.g. --help)
         print(f"{path}: no job was executed (the file never called env.execute())", file=sys.stderr)
     if failure is not None:
         print(f"error: {failure}", file=sys.stderr)

@@ -151,11 +151,11 @@ def test_run_syntax_error(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> N
 @pytest.mark.parametrize("item", ["spark.master", "=local[2]"])
 def test_run_conf_without_key_value(in_tmp: Path, capsys: pytest.CaptureFixture[str], item: str) -> None:
     Path("job.py").write_text(PORTED)
-    assert main(["run", "job.py", "--conf", "a=b", "--conf", item]) == 2
+    assert main(["run", "--conf", "a=b", "--conf", item, "job.py"]) == 2
     assert capsys.readouterr() == ("", f"fs-compat run: --conf expects KEY=VALUE, got {item!r}\n")
 
 
-@pytest.mark.parametrize("command", [["run", "job.py", "--master", "local[2]"], ["demo"]])
+@pytest.mark.parametrize("command", [["run", "--master", "local[2]", "job.py"], ["demo"]])
 def test_java_missing(
     in_tmp: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: list[str]
 ) -> None:
@@ -174,6 +174,7 @@ def test_java_home_without_java(
     Path("job.py").write_text(PORTED)
     (in_tmp / "jdk" / "bin").mkdir(parents=True)
     monkeypatch.setenv("JAVA_HOME", str(in_tmp / "jdk"))
+    monkeypatch.delenv("FS_COMPAT_TARGET", raising=False)  # run's default target: spark
     assert main(["run", "job.py"]) == 2
     assert capsys.readouterr() == (
         "",
