@@ -232,7 +232,7 @@ def _fields(info: RowTypeInfo | TupleTypeInfo) -> Conform:
         if not isinstance(v, (tuple, list, Row)):
             raise _misfit()
         if len(v) != width:
-            raise _MisfitError(f"{width} fields expected, {len(v)} arrived")
+            raise _MisfitError(f"it has {width} fields, got {v!r}")
         values = list(v)
         for i, (part, x) in enumerate(zip(parts, values, strict=True)):
             if part is not None:
