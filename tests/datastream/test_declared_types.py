@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 import re
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,29 @@ from fs_compat.common import Configuration, Row, Types
 from fs_compat.common.internal import DeclaredTypeError, conformer
 from fs_compat.datastream import KeyedProcessFunction, StreamExecutionEnvironment
 from fs_compat.runtime import StepError
+
+#: The messages as ``migration_guide/troubleshooting.md`` shows them (``<...>``: what varies).
+DOCUMENTED = {
+    "output": (
+        "step '<step>': function <function> returned <value> (<type>) for record <record> (key <key>), "
+        "declared output type <type info>"
+    ),
+    "element": (
+        "step 'Collection Source': element <index> <value> (<type>) does not fit the declared type "
+        "<type info>: <the part that does not fit>"
+    ),
+}
+GUIDE = Path(__file__).resolve().parents[2] / "migration_guide" / "troubleshooting.md"
+
+
+def _fits(case: str, message: str) -> bool:
+    pattern = ".+?".join(re.escape(p) for p in re.split(r"<[^<>]+>", DOCUMENTED[case]))
+    return re.fullmatch(pattern, message) is not None
+
+
+def test_the_messages_are_documented() -> None:
+    guide = GUIDE.read_text(encoding="utf-8")
+    assert all(f"`{message}`" in guide for message in DOCUMENTED.values())
 
 
 def _env(target: str = "local") -> StreamExecutionEnvironment:
@@ -67,6 +91,7 @@ def test_a_process_function_output_is_checked_with_its_key() -> None:
         "step 'Keyed Process': function Emit returned 'not a number' (str) for record "
         "('k', 'not a number') (key 'k'), declared output type Long"
     )
+    assert _fits("output", str(info.value))
 
 
 def test_out_of_range_integers_are_refused() -> None:
@@ -85,6 +110,7 @@ def test_from_collection_elements_must_fit_their_type_info() -> None:
         "step 'Collection Source': element 1 ('a', 1) (tuple) does not fit the declared type "
         "TupleTypeInfo(Integer, Integer): field f0: 'a' (str) is not Integer"
     )
+    assert _fits("element", str(info.value))
     assert isinstance(info.value, TypeError)
     with pytest.raises(DeclaredTypeError, match="field f1: 2 \\(int\\) is not String"):
         env.from_collection([("a", 2)], type_info=Types.ROW([Types.STRING(), Types.STRING()]))
