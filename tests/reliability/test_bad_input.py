@@ -23,7 +23,7 @@ from fs_api import KvError, MemoryKvStore
 from fs_api_advanced import IntCodec, KeyedMapStateFactory, PickleCodec
 from fs_compat.bytewax.dataflow import Dataflow
 from fs_compat.bytewax.testing import TestingSink, TestingSource, run_main
-from fs_compat.common import Configuration, Duration, Time, Types
+from fs_compat.common import Configuration, Duration, Row, Time, Types
 from fs_compat.datastream import (
     KeyedProcessFunction,
     MapFunction,
@@ -66,6 +66,10 @@ MESSAGES = {
     "state value of the wrong type": (
         "step '<step>': function <function> raised TypeError: state '<state>' cannot hold <value>: "
         "<TYPE> expects <a type>, got <type>: <value> (key <key>, record <record>)"
+    ),
+    "output of the declared type": (
+        "step '<step>': function <function> returned <value> (<type>) for record <record> (key <key>), "
+        "declared output type <type info>"
     ),
     "output of the wrong type (Spark)": (
         "step '<step>': the value <value> does not fit the output type <type>: <what Arrow says>"
@@ -371,24 +375,36 @@ def test_a_state_value_of_the_wrong_type_names_step_state_type_and_value() -> No
 @pytest.mark.spark
 @pytest.mark.slow
 def test_an_output_of_the_wrong_type_on_spark_names_step_type_and_value() -> None:
+    # A value not of the declared type's class is stopped in the step that returns it, as in-process.
+    fn = lambda v: v if v == 1 else "two"  # noqa: E731
+    ds = _spark().from_collection([1, 2]).key_by(lambda v: v).map(fn, output_type=Types.INT()).name("m")
+    with pytest.raises(Exception) as info:
+        ds.to_dataframe().collect()
+    expected = (
+        f"step 'm': function {fn.__qualname__} ({HERE}:{_line(fn)}) returned 'two' (str) for record 2 "
+        "(key 2), declared output type Integer"
+    )
+    assert re.search(re.escape(f"StepError: {expected}") + "(\n|$)", str(info.value))
+    _check("output of the declared type", expected, expected)
+    # A value of the type's class passes the step unchecked; Spark's Arrow conversion names it.
     ds = (
         _spark()
         .from_collection([1, 2])
-        .map(lambda v: v if v == 1 else "two", output_type=Types.INT())
+        .map(lambda v: v if v == 1 else 2**40, output_type=Types.INT())
         .name("m")
     )
     with pytest.raises(Exception) as info:
         ds.to_dataframe().collect()
     expected = (
-        "step 'm': the value 'two' does not fit the output type Integer: "
-        "Could not convert 'two' with type str: tried to convert to int32"
+        "step 'm': the value 1099511627776 does not fit the output type Integer: "
+        "Value 1099511627776 too large to fit in C integer type"
     )
     assert re.search(re.escape(f"StepError: {expected}") + "(\n|$)", str(info.value))
     _check("output of the wrong type (Spark)", expected, expected)
     rows = (
         _spark()
         .from_collection([1])
-        .map(lambda v: (v, v), output_type=Types.ROW_NAMED(["id", "name"], [Types.INT(), Types.STRING()]))
+        .map(lambda v: Row(v, v), output_type=Types.ROW_NAMED(["id", "name"], [Types.INT(), Types.STRING()]))
         .name("r")
     )
     with pytest.raises(Exception) as info:
