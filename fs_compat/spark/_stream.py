@@ -76,9 +76,10 @@ from fs_compat.runtime import (
 from fs_compat.runtime._selectors import row_field
 from fs_compat.runtime._state import stable_pickle
 
-from ._batch import key_columns, locate_keys, selects_field, ship_user_code, watermark_column
 from ._convert import OutputColumns, RowReader, dumps, make_rows
-from ._ship import check_shippable
+from ._events import watermark_column
+from ._routing import key_columns, locate_keys, selects_field
+from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
 from ._worker import worker_pass
 
