@@ -60,7 +60,7 @@ from ._events import (
     schema_with_routing,
     spark_schema,
 )
-from ._routing import direct_route, key_column, route_pass, subtask_partition
+from ._routing import RoutePass, direct_route, key_column, subtask_partition
 from ._run_pass import RunPass
 from ._ship import check_shippable, ship_user_code
 from ._worker import worker_pass
@@ -174,16 +174,16 @@ def _stage(
         if src.source is not None:
             if read.side_tag is not None:  # a source has no side outputs
                 df = df.limit(0)
-            route = route_pass(
+            route = RoutePass(
                 node.name, index, edge, p, config.max_parallelism, 1, src.source, columnar, prechain
-            )
+            ).mapper()
             fields = spark_schema(COLUMNAR, src.source.fields) if columnar else spark_schema(FIELDS)
             df = df.mapInArrow(route, schema_with_routing(fields, columnar))
         else:
             df = df.where(tag.isNull() if read.side_tag is None else tag == read.side_tag)
-            route = route_pass(
+            route = RoutePass(
                 node.name, index, edge, p, config.max_parallelism, src.channels, before=prechain
-            )
+            ).mapper()
             df = df.mapInArrow(route, spark_schema(ROUTED))
         routed = df if routed is None else routed.unionByName(df)
     assert routed is not None

@@ -3,7 +3,7 @@ a subtask.
 
 A step's input is routed to its subtasks (``part``): by key group for keyed edges, to every
 subtask for broadcast edges and watermarks, round-robin (or forward) otherwise
-(``route_pass``). Records of a DataFrame source keyed by one of its integer or string columns
+(``RoutePass``). Records of a DataFrame source keyed by one of its integer or string columns
 are routed by Spark alone, by its own hash of the key (``key_column``, ``direct_route``). The
 keys a route pass finds travel with the records (``key_columns``, read back by ``batch_keys``)
 so the run pass need not call the key selector again.
@@ -34,64 +34,83 @@ from ._events import (
 from ._worker import worker_pass
 
 
-def route_pass(
-    step: str,
-    edge_index: int,
-    edge: Edge,
-    p: int,
-    max_parallelism: int,
-    channels: int,
-    source: FrameSource | None = None,
-    columnar: bool = False,
-    before: Prechain | None = None,
-) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The mapInArrow function that gives each event of one input of ``step`` its subtask
-    (``part``). A non-keyed edge between steps of equal parallelism forwards (upstream subtask
-    ``i`` feeds subtask ``i``, so each record keeps its place among its channel's), else it
-    rebalances, as Flink's default partitioning does.
+class RoutePass:
+    """What gives each event of one input (``edge``, the ``edge_index``-th) of ``step`` its
+    subtask (``part``) among ``p``; ``mapper`` is the pass. A non-keyed edge between steps of
+    equal parallelism forwards (upstream subtask ``i`` feeds subtask ``i``, so each record keeps
+    its place among its channel's), else it rebalances, as Flink's default partitioning does.
 
     With ``source``, the input is that DataFrame source's rows: the records keep its columns
-    (``columnar``) or become events with pickled Rows. With ``before``, the records first go
-    through those stateless steps, and their outputs are routed instead."""
-    key_selector = edge.key_selector
-    encoder = KeyEncoder(edge.key_codec, max_parallelism) if key_selector is not None else None
-    broadcast = edge.broadcast
-    forward = key_selector is None and not broadcast and channels == p
+    (``columnar``) or become events with pickled Rows (``route_source``); else the input is
+    events (``route``). With ``before``, the records first go through those stateless steps,
+    and their outputs are routed instead."""
 
-    def keyed(values: Sequence[Any]) -> tuple[list[int], list[Any]]:
+    def __init__(
+        self,
+        step: str,
+        edge_index: int,
+        edge: Edge,
+        p: int,
+        max_parallelism: int,
+        channels: int,
+        source: FrameSource | None = None,
+        columnar: bool = False,
+        before: Prechain | None = None,
+    ) -> None:
+        self.step = step
+        self.edge_index = edge_index
+        self.p = p
+        self.max_parallelism = max_parallelism
+        self.channels = channels
+        self.source = source
+        self.columnar = columnar
+        self.before = before
+        self.key_selector = edge.key_selector
+        self.encoder = KeyEncoder(edge.key_codec, max_parallelism) if edge.key_selector is not None else None
+        self.broadcast = edge.broadcast
+        self.forward = edge.key_selector is None and not edge.broadcast and channels == p
+
+    def mapper(self) -> Callable[[Iterator[Any]], Iterator[Any]]:
+        """The mapInArrow function: ``route``, or ``route_source`` for a DataFrame source."""
+        return worker_pass(self.route if self.source is None else self.route_source)
+
+    def keyed(self, values: Sequence[Any]) -> tuple[list[int], list[Any]]:
         """The subtask of each value (None, a watermark row: -1) and its key."""
-        assert encoder is not None and key_selector is not None
-        groups, keys = locate_keys(step, key_selector, encoder, values)
-        return [-1 if g < 0 else g * p // max_parallelism for g in groups], keys
+        assert self.encoder is not None and self.key_selector is not None
+        p, most = self.p, self.max_parallelism
+        groups, keys = locate_keys(self.step, self.key_selector, self.encoder, values)
+        return [-1 if g < 0 else g * p // most for g in groups], keys
 
-    def folded(cols: list[list[Any]], field: int) -> tuple[list[int], list[Any]] | None:
+    def folded(self, cols: list[list[Any]], field: int) -> tuple[list[int], list[Any]] | None:
         """``keyed`` of a DataFrame source's records whose key is their field ``field`` (the
         selector returns it as is, see ``row_field``): no Row and no selector call per record.
         None when a key is missing or unusable: ``keyed`` on the Rows names the record."""
-        assert encoder is not None
-        groups = encoder.key_groups(cols[field])
+        assert self.encoder is not None
+        p, most = self.p, self.max_parallelism
+        groups = self.encoder.key_groups(cols[field])
         if groups is None:
             return None
-        return [g * p // max_parallelism for g in groups], cols[field]
+        return [g * p // most for g in groups], cols[field]
 
-    def subtasks(batch: Any, values: list[Any] | None) -> tuple[list[int], list[Any] | None]:
+    def subtasks(self, batch: Any, values: list[Any] | None) -> tuple[list[int], list[Any] | None]:
         """The subtask of each event of ``batch`` (watermark rows: -1), and the keys; ``values``
         are the records' values when known (None for watermarks)."""
-        n = batch.num_rows
-        if broadcast:
+        n, p = batch.num_rows, self.p
+        if self.broadcast:
             return [-1] * n, None
-        if key_selector is None:
+        if self.key_selector is None:
             marks = batch.column("wm").to_pylist()
-            parts = batch.column("ch" if forward else "seq").to_pylist()
+            parts = batch.column("ch" if self.forward else "seq").to_pylist()
             return [-1 if w is not None else c % p for w, c in zip(marks, parts, strict=True)], None
         if values is None:
             loads = pickle.loads
             values = [None if v is None else loads(v) for v in batch.column("v").to_pylist()]
-        return keyed(values)
+        return self.keyed(values)
 
-    def spread(parts: list[int], n: int) -> tuple[list[int], list[int] | None]:
+    def spread(self, parts: list[int], n: int) -> tuple[list[int], list[int] | None]:
         """Each event's subtasks: watermarks and broadcast records go to every subtask (the rows
         to take, in order, else None: every row once)."""
+        p = self.p
         if p > 1 and -1 in parts:
             rows, every = [], range(p)
             for i, part in enumerate(parts):
@@ -104,31 +123,40 @@ def route_pass(
             return [0] * n, None
         return parts, None
 
-    def route(batches: Iterator[Any]) -> Iterator[Any]:
+    def route(self, batches: Iterator[Any]) -> Iterator[Any]:
+        """The pass over events (``FIELDS``): the same events, routed (``ROUTED``)."""
         import pyarrow as pa
 
         schema = arrow_schema(ROUTED)
         types = [field.type for field in arrow_schema(FIELDS)]
-        steps = before.open(channels) if before is not None else None
+        steps = self.before.open(self.channels) if self.before is not None else None
         for batch in batches:
             values = None
             if steps is not None:
                 batch, values = steps.events(batch)
-            parts, keys = subtasks(batch, values)
-            parts, rows = spread(parts, batch.num_rows)
+            parts, keys = self.subtasks(batch, values)
+            parts, rows = self.spread(parts, batch.num_rows)
             if rows is not None:
                 batch = batch.take(pa.array(rows, pa.int64()))
             columns = [batch.column(name) for name, _ in FIELDS]
             columns = [c if c.type == t else c.cast(t) for c, t in zip(columns, types, strict=True)]
-            routing = _routing(edge_index, parts, keys, rows)
+            routing = _routing(self.edge_index, parts, keys, rows)
             yield pa.RecordBatch.from_arrays([*columns, *routing], schema=schema)
         if steps is not None:
             steps.close()
 
-    def route_source(batches: Iterator[Any]) -> Iterator[Any]:
+    def route_source(self, batches: Iterator[Any]) -> Iterator[Any]:
+        """The pass over a DataFrame source's rows: its records, routed, as its columns
+        (``columnar``: ``COLUMNAR``, the columns, ``ROUTING`` but ``inp``) or as events."""
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 
+        source, columnar, key_selector, broadcast = (
+            self.source,
+            self.columnar,
+            self.key_selector,
+            self.broadcast,
+        )
         assert source is not None
         reader = source.reader
         fields = spark_schema(COLUMNAR, source.fields) if columnar else spark_schema(FIELDS)
@@ -137,7 +165,7 @@ def route_pass(
         schema = to_arrow_schema(schema_with_routing(fields, columnar), timezone="UTC")
         types = [f.type for f in schema][len(COLUMNAR) : len(COLUMNAR) + len(source.fields)]
         first = first_row()
-        steps = before.open(1) if before is not None else None
+        steps = self.before.open(1) if self.before is not None else None
         # The key as a column: the records cross the shuffle as columns and the selector returns
         # one field as it is. Checked against the selector on each batch's first record.
         field = None
@@ -149,7 +177,7 @@ def route_pass(
             if field is not None and batch.num_rows:
                 assert key_selector is not None
                 if selects_field(key_selector, reader, cols, field):
-                    keyed_by_field = folded(cols, field)
+                    keyed_by_field = self.folded(cols, field)
                 else:
                     field = None  # not what row_field said: call the selector from now on
             values = (
@@ -170,13 +198,13 @@ def route_pass(
                 parts, keys = keyed_by_field
             elif key_selector is not None:
                 assert values is not None
-                parts, keys = keyed(values)
+                parts, keys = self.keyed(values)
             else:
-                parts = [s % p for s in seqs]
-            parts, rows = spread(parts, n)
+                parts = [s % self.p for s in seqs]
+            parts, rows = self.spread(parts, n)
             m = len(parts)
             ts, seq = pa.array(_taken(stamps, rows), pa.int64()), pa.array(_taken(seqs, rows), pa.int64())
-            routing = _routing(edge_index, parts, keys, rows)
+            routing = _routing(self.edge_index, parts, keys, rows)
             if columnar:
                 if rows is not None:
                     batch = batch.take(pa.array(rows, pa.int64()))
@@ -196,8 +224,6 @@ def route_pass(
             yield pa.RecordBatch.from_arrays([*meta, *routing], schema=schema)
         if steps is not None:
             steps.close()
-
-    return worker_pass(route if source is None else route_source)
 
 
 def _routing(edge_index: int, parts: list[int], keys: list[Any] | None, rows: list[int] | None) -> list[Any]:

@@ -207,12 +207,12 @@ def _route_columns(events: Any, selector: Any) -> dict[str, list[Any]]:
     DataFrame's rows as one Arrow batch: its ``part``/``ki``/``ks`` columns."""
     from fs_compat.runtime import Edge, SourceNode
     from fs_compat.spark._events import FrameSource
-    from fs_compat.spark._routing import route_pass
+    from fs_compat.spark._routing import RoutePass
 
     table = events.toArrow()
     batch = table.combine_chunks().to_batches()[0]
     edge = Edge(SourceNode("events"), key_selector=selector)
-    route = route_pass("Count", 0, edge, 2, 128, 1, FrameSource(events, 0, 1), True)
+    route = RoutePass("Count", 0, edge, 2, 128, 1, FrameSource(events, 0, 1), True).mapper()
     (out,) = list(route(iter([batch])))
     return {name: out.column(name).to_pylist() for name in ("part", "ki", "ks")}
 
