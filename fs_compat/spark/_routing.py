@@ -370,7 +370,7 @@ def direct_route(df: Any, source: FrameSource, field: int, p: int) -> Any:
     partition, interleaved with the other sources as ``FrameSource.seqs`` does), then the
     source's columns (``c0``, ...), and ``part`` is Spark's hash of the key (any stable
     assignment serves a bounded job: each key goes to one subtask). The run pass reads the keys
-    from the column (``run_subtasks(key_field=...)``); a null key is routed too, and the run
+    from the column (``RunPass(key_field=...)``); a null key is routed too, and the run
     pass calls the key selector for it, which fails naming the record."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
