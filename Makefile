@@ -4,7 +4,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench lint typecheck unit venv clean
+.PHONY: test demo bench bench-bytewax lint typecheck unit venv clean
+
+# Real Bytewax 0.21.1, for bench/w1.py's comparison: a scratch venv outside the repository.
+BYTEWAX_VENV ?= $(HOME)/.cache/fs-compat-bench/bytewax-0.21.1
+BYTEWAX_PY := $(BYTEWAX_VENV)/bin/python
 
 $(STAMP): pyproject.toml
 	@command -v java >/dev/null 2>&1 || { echo "error: java not found. Install a Java 17 runtime (e.g. 'apt-get install openjdk-17-jre-headless') and run again." >&2; exit 1; }
@@ -33,9 +37,15 @@ test: lint typecheck unit
 demo: $(STAMP)
 	$(PY) -m fs_compat.demo
 
-bench: $(STAMP)
+$(BYTEWAX_PY):
+	$(PYTHON) -m venv $(BYTEWAX_VENV)
+	$(BYTEWAX_PY) -m pip install -q bytewax==0.21.1
+
+bench-bytewax: $(BYTEWAX_PY)
+
+bench: $(STAMP) $(BYTEWAX_PY)
 	$(PY) bench/state_ops.py
-	$(PY) bench/w1.py
+	BYTEWAX_PYTHON=$(BYTEWAX_PY) $(PY) bench/w1.py
 	$(PY) bench/w1_stream.py
 	$(PY) bench/state_scale.py
 

@@ -10,7 +10,7 @@ b'\\x01'
 from ._context import Context
 from ._driver import FSProcessorDriver
 from ._errors import KvError, KvIOError, KvNotFoundError, KvOtherError
-from ._keys import ComplexKey
+from ._keys import ComplexKey, check_part
 from ._memory import MemoryKvStore
 from ._sqlite import SqliteKvStore
 from ._store import KvIterator, KvStore, ListKvIterator
@@ -28,4 +28,5 @@ __all__ = [
     "ListKvIterator",
     "MemoryKvStore",
     "SqliteKvStore",
+    "check_part",
 ]

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-# Jobs run on Spark by default (``execution.target``, DEFAULT_TARGET). Tests choose their target
+# Jobs run on Spark by default (``execution.target``; ``fs_compat.execution``). Tests choose their target
 # explicitly: the Spark tests set ``execution.target=spark`` through ``env.configure(...)``, which
 # wins over this variable; everything else runs in-process, which keeps the suite fast.
 os.environ.setdefault("FS_COMPAT_TARGET", "local")

@@ -1,9 +1,8 @@
-"""The three packages: flat public APIs with sorted, complete ``__all__``, py.typed, and
-docstring examples that run."""
+"""The three packages: flat public APIs with sorted, complete ``__all__``, py.typed. (Docstring
+examples run as pytest doctests: ``--doctest-modules`` and the root ``conftest.py``.)"""
 
 from __future__ import annotations
 
-import doctest
 import importlib
 import inspect
 import pkgutil
@@ -26,17 +25,6 @@ def _public_modules() -> list[str]:
             if last.startswith("_"):
                 continue
             if hasattr(importlib.import_module(info.name), "__all__"):
-                names.append(info.name)
-    return names
-
-
-def _all_modules() -> list[str]:
-    names = []
-    for pkg_name in PACKAGES:
-        pkg = importlib.import_module(pkg_name)
-        names.append(pkg_name)
-        for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{pkg_name}."):
-            if not info.name.endswith("__main__"):
                 names.append(info.name)
     return names
 
@@ -67,10 +55,3 @@ def test_packages_ship_py_typed(pkg_name: str) -> None:
     pkg = importlib.import_module(pkg_name)
     assert pkg.__file__ is not None
     assert (Path(pkg.__file__).parent / "py.typed").is_file()
-
-
-@pytest.mark.parametrize("name", _all_modules())
-def test_docstring_examples_run(name: str) -> None:
-    module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

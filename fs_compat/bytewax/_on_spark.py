@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from fs_compat.common import Row, TypeInformation
+from fs_compat.execution import SPARK, run_plan, spark_dataframe
 from fs_compat.runtime import (
     Edge,
     ExternalSourceNode,
@@ -27,15 +28,15 @@ from fs_compat.runtime import (
 )
 
 from ._ops import InspectDebugOperator, PassThroughOperator, user_error
+from ._ops import MsClock as _MsClock
+from ._parts import call, sink_parts, source_parts, write
 from .dataflow import Dataflow, Stream
 from .errors import BytewaxRuntimeError
 from .inputs import (
     AbortExecution,
-    DynamicSource,
     FixedPartitionedSource,
     StatefulSourcePartition,
 )
-from .outputs import DynamicSink, FixedPartitionedSink
 from .recovery import RecoveryConfig
 
 
@@ -109,13 +110,13 @@ def _marker_check(step_id: str, item: Any) -> None:
             raise NotImplementedError(f"step {step_id}: TestingSource.{marker.__name__}() {_IN_PROCESS_ONLY}")
 
 
+#: What a source's or sink's call lets through on Spark: also ``NotImplementedError`` (what a
+#: run on Spark cannot do).
+_THROUGH = (StopIteration, AbortExecution, BytewaxRuntimeError, NotImplementedError)
+
+
 def _call(fn: Callable[..., Any], what: str, step_id: str, *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except (StopIteration, AbortExecution, BytewaxRuntimeError, NotImplementedError):
-        raise
-    except Exception as exc:
-        raise user_error(f"error calling {what} in step {step_id}", exc) from exc
+    return call(fn, what, step_id, *args, through=_THROUGH)
 
 
 def _read_partitions(step_id: str, parts: list[Any]) -> list[Any]:
@@ -159,13 +160,8 @@ def _source_node(node: SourceNode, source: Any) -> SourceNode:
         for item in items:
             _marker_check(step_id, item)
         return SourceNode(step_id, items=items)
-    if isinstance(source, FixedPartitionedSource):
-        names = _call(source.list_parts, "`FixedPartitionedSource.list_parts`", step_id)
-        parts = [source.build_part(step_id, name, None) for name in names]
-        return SourceNode(step_id, items=_read_partitions(step_id, parts))
-    if isinstance(source, DynamicSource):
-        return SourceNode(step_id, items=_read_partitions(step_id, [source.build(step_id, 0, 1)]))
-    raise TypeError("source must subclass `fs_compat.bytewax.inputs.Source`")
+    parts, _stateful = source_parts(step_id, source, through=_THROUGH)
+    return SourceNode(step_id, items=_read_partitions(step_id, [part for _name, part in parts]))
 
 
 def _inspector_of(node: Node) -> Any:
@@ -268,14 +264,7 @@ def to_dataframe(
         raise ValueError(f"parallelism must be a positive int; got {parallelism!r}")
     clock = None if now_getter is None else _MsClock(now_getter)
     config = LocalConfig(parallelism=parallelism)
-    node = nodes[stream._node.id]
-    from fs_compat.spark import batch_dataframe, stream_dataframe
-
-    if any(isinstance(n, ExternalSourceNode) and n.unbounded for n in nodes.values()):
-        return stream_dataframe(spark, node, stream._side_tag, config, output_type, clock=clock)
-    if clock is not None:
-        config = attrs.evolve(config, clock=clock)
-    return batch_dataframe(spark, node, stream._side_tag, config, output_type)
+    return spark_dataframe(spark, nodes[stream._node.id], stream._side_tag, config, output_type, clock=clock)
 
 
 # run_main on Spark. ----------------------------------------------------------------------------
@@ -291,24 +280,11 @@ class _SinkWriter:
         self.values: list[Any] = []
 
     def write(self) -> None:
-        step_id, sink = self.step_id, self.sink
-        if isinstance(sink, DynamicSink):
-            dynamic = sink.build(step_id, 0, 1)
-            if self.values:
-                _call(dynamic.write_batch, "`StatelessSinkPartition.write_batch`", step_id, list(self.values))
-            dynamic.close()
-        elif isinstance(sink, FixedPartitionedSink):
-            names = sink.list_parts()
-            parts = [sink.build_part(step_id, name, None) for name in names]
-            routed: dict[int, list[Any]] = {}
-            for item in self.values:
-                routed.setdefault(sink.part_fn(item[0]) % len(parts), []).append(item[1])
-            for index, values in sorted(routed.items()):
-                _call(parts[index].write_batch, "`StatefulSinkPartition.write_batch`", step_id, values)
-            for part in parts:
-                part.close()
-        else:
-            raise TypeError("sink must subclass `fs_compat.bytewax.outputs.Sink`")
+        parts = sink_parts(self.step_id, self.sink)
+        if self.values:
+            write(self.step_id, self.sink, parts, self.values, through=_THROUGH)
+        for _name, part in parts:
+            part.close()
 
 
 _RAISED = re.compile(
@@ -371,10 +347,8 @@ def run_main(
     config = LocalConfig(parallelism=1)  # one worker, as run_main: outputs in in-process order
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
-    from fs_compat.spark import run_batch
-
     try:
-        run_batch(_spark_for(nodes.values()), spark_sinks, config)
+        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(nodes.values()))
     except StepError as exc:
         error = _bytewax_error(exc)
         if error is exc:
@@ -384,13 +358,3 @@ def run_main(
         tap.call()
     for writer in writers:
         writer.write()
-
-
-@attrs.frozen
-class _MsClock:
-    """A Bytewax ``now_getter`` as the runtime's clock (epoch ms)."""
-
-    now_getter: Callable[[], datetime]
-
-    def __call__(self) -> int:
-        return int(self.now_getter().timestamp() * 1000)

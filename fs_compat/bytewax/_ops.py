@@ -7,9 +7,10 @@ for ``notify_at`` and persists each touched key's ``snapshot()`` into a keyed Va
 
 Besides the per-record ``Operator`` methods (what any runtime target calls: the Spark adapter
 calls ``process`` per item, ``on_timer`` per due notification, ``on_checkpoint`` before it saves
-state, ``end_input`` at the end of bounded input), the operators offer batch entry points
-(``process_batch``, ``process_keyed``, ``fire_due``, ``snapshot_touched``, ``restore``) that the
-Bytewax runner uses to keep Bytewax's batch, activation and epoch semantics.
+state, ``end_input`` at the end of bounded input), the operators implement the runtime's batch
+hooks (``process_batch``, ``process_keyed``, ``on_activation``), which the runtime's batched
+schedule calls under the in-process Bytewax runner, and offer what that runner needs for epochs
+(``snapshot_touched``, ``restore``).
 """
 
 from __future__ import annotations
@@ -205,6 +206,17 @@ def _to_ms(at: datetime) -> int:
     return int(at.timestamp() * 1000)
 
 
+@attrs.frozen
+class MsClock:
+    """A Bytewax ``now_getter`` as the runtime's clock (epoch ms); it pickles (to Spark's
+    workers) when ``now_getter`` does."""
+
+    now_getter: Callable[[], datetime]
+
+    def __call__(self) -> int:
+        return _to_ms(self.now_getter())
+
+
 class StatefulBatchOperator(Operator):
     """The one keyed stateful primitive (``stateful_batch``).
 
@@ -219,6 +231,9 @@ class StatefulBatchOperator(Operator):
     ``builder(snapshot)`` when the key is next used, with its ``notify_at`` as the notification
     the restored timers hold.
     """
+
+    #: ``on_checkpoint`` snapshots only the keys touched since the last checkpoint.
+    idle_checkpoint_is_noop = True
 
     def __init__(self, step_id: str, builder: Callable[[Any], Any], logic_type: type) -> None:
         self.step_id = step_id
@@ -284,14 +299,18 @@ class StatefulBatchOperator(Operator):
             outs += self._after(runtime, key, logic, self._call(logic.on_eof, "on_eof", key), "on_eof")
         return outs
 
-    # Batch entry points (the Bytewax runner). --------------------------------------------------
-    def process_keyed(self, groups: Sequence[tuple[str, list[Any]]], runtime: OperatorRuntime) -> list[Any]:
+    # Batch hooks (the runtime's batched schedule, which the Bytewax runner drives). ------------
+    def process_keyed(self, groups: Sequence[tuple[Any, list[Any]]], runtime: OperatorRuntime) -> list[Any]:
         """One activation: ``groups`` are ``(key, values in arrival order)``, sorted by key."""
         outs: list[Any] = []
         for key, values in groups:
             outs += self._on_batch(runtime, key, [v[1] for v in values])
         outs += self.fire_due(runtime)
         return outs
+
+    def on_activation(self, runtime: OperatorRuntime) -> list[Any]:
+        """A batch boundary: the notifications due by now (``fire_due``)."""
+        return self.fire_due(runtime)
 
     def fire_due(self, runtime: OperatorRuntime) -> list[Any]:
         """``on_notify`` for every key whose notification time has passed, in key order."""

@@ -13,13 +13,16 @@
 
 from __future__ import annotations
 
-import os as _os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC as _UTC
 from datetime import datetime, timedelta
 from itertools import islice
 from typing import Any, Generic, TypeVar
+
+from fs_compat.execution import LOCAL as _LOCAL
+from fs_compat.execution import SPARK as _SPARK
+from fs_compat.execution import resolve_target as _resolve_target
 
 from . import _execution
 from .dataflow import Dataflow as _Dataflow
@@ -29,9 +32,6 @@ from .inputs import StatefulSourcePartition as _StatefulSourcePartition
 from .outputs import DynamicSink as _DynamicSink
 from .outputs import StatelessSinkPartition as _StatelessSinkPartition
 from .recovery import RecoveryConfig as _RecoveryConfig
-
-#: The environment variable that picks ``run_main``'s target (as for PyFlink jobs).
-_TARGET_ENV = "FS_COMPAT_TARGET"
 
 __all__ = [
     "TestingSink",
@@ -194,13 +194,11 @@ def run_main(
     ``_target`` (not in Bytewax), else the ``FS_COMPAT_TARGET`` environment variable, picks
     where: ``local`` (the default) runs in this process; ``spark`` runs the steps as a Spark job
     (sources read and sinks written in this process; see :mod:`fs_compat.bytewax.spark`).
+    The target is checked by :func:`fs_compat.execution.resolve_target`.
     """
-    target = _target or _os.environ.get(_TARGET_ENV) or "local"
-    if target == "spark":
+    if _resolve_target(_target, default=_LOCAL) == _SPARK:
         from . import _on_spark
 
         _on_spark.run_main(flow, epoch_interval, recovery_config, _now_getter)
-    elif target == "local":
-        _execution.run(flow, epoch_interval, recovery_config, _now_getter)
     else:
-        raise ValueError(f"the target of run_main must be 'local' or 'spark', got {target!r}")
+        _execution.run(flow, epoch_interval, recovery_config, _now_getter)

@@ -14,14 +14,13 @@ gets that one.
 
 from __future__ import annotations
 
-import os
 import re
 import runpy
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from fs_compat.datastream._data_stream import DEFAULT_TARGET, TARGET_ENV, TARGET_KEY, default_settings
+from fs_compat.execution import SPARK, TARGET_KEY, default_settings, resolve_target
 from fs_compat.runtime import StepError, collect_summaries
 
 #: A StepError as it appears inside another exception's text (a Spark error).
@@ -36,7 +35,7 @@ def job_settings(master: str | None, conf: Mapping[str, str]) -> dict[str, str]:
     >>> job_settings(None, {})[TARGET_KEY]
     'spark'
     """
-    settings = {TARGET_KEY: DEFAULT_TARGET, "spark.ui.showConsoleProgress": "true", **conf}
+    settings = {TARGET_KEY: SPARK, "spark.ui.showConsoleProgress": "true", **conf}
     if master is not None:
         settings["spark.master"] = master
     return settings
@@ -70,7 +69,6 @@ def run_job(path: Path, *, master: str | None, conf: Mapping[str, str]) -> int:
     job's own ``sys.exit`` status, or 1 when it raised (after one line on stderr naming what
     failed)."""
     settings = job_settings(master, conf)
-    target = settings.get(TARGET_KEY) or os.environ.get(TARGET_ENV) or DEFAULT_TARGET
     status = 0
     failure: str | None = None
     saved_argv, saved_path = list(sys.argv), list(sys.path)
@@ -79,7 +77,7 @@ def run_job(path: Path, *, master: str | None, conf: Mapping[str, str]) -> int:
     try:
         with default_settings(settings), collect_summaries() as summaries:
             try:
-                if target == "spark":
+                if resolve_target(settings=settings, default=SPARK) == SPARK:
                     from fs_compat.spark import spark_session
 
                     spark_session(settings)

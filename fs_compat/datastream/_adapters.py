@@ -16,8 +16,8 @@ from fs_compat.runtime import (
     SideOutput,
     StateKind,
     StateSpec,
+    unpicklable_message,
 )
-from fs_compat.runtime._errors import unpicklable_message
 
 from ._functions import BroadcastStates, Function, RuntimeContext, _Ctx
 from .output_tag import OutputTag

@@ -3,18 +3,18 @@ PyFlink's names over the runtime's logical plan."""
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import os
 import sys
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
 
 import attrs
 from typing_extensions import TypeVar
 
+from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, spark_dataframe
 from fs_compat.runtime import (
     Edge,
     ExternalSourceNode,
@@ -26,11 +26,10 @@ from fs_compat.runtime import (
     SinkNode,
     SourceNode,
     TimestampNode,
+    describe_callable,
     publish,
-    run_local_summarized,
     upstream_of,
 )
-from fs_compat.runtime._errors import describe_callable
 
 from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
 from ._format import java_str
@@ -53,41 +52,20 @@ from ._functions import (
 from .output_tag import OutputTag
 
 if TYPE_CHECKING:
-    from fs_compat.common import Configuration, TypeInformation, WatermarkStrategy
+    from pyspark.sql import DataFrame
+
+    from fs_compat.common import Configuration, Row, RowTypeInfo, TypeInformation, WatermarkStrategy
 
     from ._descriptors import MapStateDescriptor
     from ._window import WindowAssigner
     from ._window_stream import AllWindowedStream, WindowedStream
 
+T2 = TypeVar("T2", default=Any)
+K = TypeVar("K", default=Any)
+K2 = TypeVar("K2")
+R = TypeVar("R")
+S = TypeVar("S")
 T = TypeVar("T", default=Any)
-
-TARGET_KEY = "execution.target"
-TARGET_ENV = "FS_COMPAT_TARGET"
-#: Where jobs run when neither ``execution.target`` nor ``FS_COMPAT_TARGET`` says.
-DEFAULT_TARGET = "spark"
-
-#: Settings every new environment starts with (``default_settings``).
-_default_settings: dict[str, str] = {}
-
-
-@contextlib.contextmanager
-def default_settings(settings: Mapping[str, str]) -> Iterator[None]:
-    """fs-compat extension: every StreamExecutionEnvironment created inside the block starts as
-    if configured with ``settings`` (Configuration keys: ``execution.target``,
-    ``parallelism.default``, ``spark.*`` ...); its own ``configure`` calls override them. This is
-    how ``fs-compat run --conf key=value`` reaches a job, as ``flink run -D`` does in Flink.
-
-    >>> with default_settings({"parallelism.default": "3"}):
-    ...     StreamExecutionEnvironment.get_execution_environment().get_parallelism()
-    3
-    """
-    saved = dict(_default_settings)
-    _default_settings.update(settings)
-    try:
-        yield
-    finally:
-        _default_settings.clear()
-        _default_settings.update(saved)
 
 
 class RuntimeExecutionMode(enum.Enum):
@@ -145,7 +123,7 @@ def _conformer(type_info: Any) -> Callable[[Any], Any] | None:
     if type_info is None:
         return None
     from fs_compat.common import Row, RowTypeInfo, TupleTypeInfo
-    from fs_compat.common._row import _create_row
+    from fs_compat.common.internal import create_row
 
     if isinstance(type_info, RowTypeInfo):
         names = list(type_info.get_field_names())
@@ -157,7 +135,7 @@ def _conformer(type_info: Any) -> Callable[[Any], Any] | None:
             if isinstance(value, (tuple, list)):
                 if len(value) != width:
                     raise TypeError(f"output type {type_info!r} has {width} fields, got {value!r}")
-                return _create_row(names, value)
+                return create_row(names, value)
             return value
 
         return to_row
@@ -215,7 +193,10 @@ def _h_identity(fn: Any, v: Any, ctx: Any, i: int) -> Any:
 
 class DataStream(Generic[T]):
     """A stream of values (PyFlink's DataStream). Build steps on it; ``env.execute()`` or
-    ``execute_and_collect()`` runs them."""
+    ``execute_and_collect()`` runs them. ``T`` is the type of its values."""
+
+    #: Prefix of the names of the steps built on this stream ("Keyed " on a KeyedStream).
+    _prefix = ""
 
     def __init__(
         self,
@@ -273,9 +254,11 @@ class DataStream(Generic[T]):
 
     # PyFlink's DataStream API.
     def get_name(self) -> str:
+        """The name of the step that produces this stream."""
         return self._node.name
 
     def name(self, name: str) -> DataStream[T]:
+        """Name the step that produces this stream (shown in the job summary)."""
         self._node.name = name
         return self
 
@@ -285,76 +268,152 @@ class DataStream(Generic[T]):
         return self
 
     def set_uid_hash(self, uid_hash: str) -> DataStream[T]:
+        """Accepted and ignored: there is no JVM job graph whose savepoints it would match."""
         return self
 
     def set_parallelism(self, parallelism: int) -> DataStream[T]:
+        """How many parallel instances run the step that produces this stream (>= 1)."""
         if parallelism < 1:
             raise ValueError(f"parallelism must be >= 1, got {parallelism}")
         self._node.parallelism = parallelism
         return self
 
     def set_max_parallelism(self, max_parallelism: int) -> DataStream[T]:
+        """Accepted and ignored: the number of key groups is the environment's."""
         return self
 
-    def get_type(self) -> Any:
-        return self._output_type
+    def get_type(self) -> TypeInformation[T] | None:
+        """The stream's declared output type; None when its values are pickled Python objects."""
+        output_type: TypeInformation[T] | None = self._output_type
+        return output_type
 
     def force_non_parallel(self) -> DataStream[T]:
+        """Run the step that produces this stream in one instance (parallelism 1)."""
         self._node.parallelism = 1
         return self
 
-    def slot_sharing_group(self, slot_sharing_group: Any) -> DataStream[T]:
+    def slot_sharing_group(self, slot_sharing_group: str) -> DataStream[T]:
+        """Accepted and ignored: Spark schedules tasks, there are no task slots."""
         return self
 
     def set_description(self, description: str) -> DataStream[T]:
+        """Accepted and ignored."""
         return self
 
     def disable_chaining(self) -> DataStream[T]:
+        """Accepted and ignored: steps are chained by the runtime."""
         return self
 
     def start_new_chain(self) -> DataStream[T]:
+        """Accepted and ignored: steps are chained by the runtime."""
         return self
 
     # Partitioning has no effect on results; keyed steps partition by key themselves.
     def forward(self) -> DataStream[T]:
+        """Accepted: partitioning has no effect on results here."""
         return self
 
     def rebalance(self) -> DataStream[T]:
+        """Accepted: partitioning has no effect on results here."""
         return self
 
     def rescale(self) -> DataStream[T]:
+        """Accepted: partitioning has no effect on results here."""
         return self
 
     def shuffle(self) -> DataStream[T]:
+        """Accepted: partitioning has no effect on results here."""
         return self
 
     def global_(self) -> DataStream[T]:
+        """Accepted: partitioning has no effect on results here."""
         return self
 
-    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream[T]:
+    def partition_custom(
+        self, partitioner: object, key_selector: KeySelector[T, Any] | Callable[[T], Any]
+    ) -> DataStream[T]:
+        """Not supported (raises NotImplementedError): use ``key_by`` to co-locate records by key."""
         raise _unsupported("DataStream.partition_custom", "use key_by(...) to co-locate records by key")
 
-    def map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+    @overload
+    def map(
+        self, func: MapFunction[T, Any] | Callable[[T], Any], output_type: RowTypeInfo
+    ) -> DataStream[Row]: ...
+    @overload
+    def map(
+        self, func: MapFunction[T, R] | Callable[[T], R], output_type: TypeInformation[R] | None = None
+    ) -> DataStream[R]: ...
+    def map(
+        self, func: MapFunction[T, Any] | Callable[[T], Any], output_type: TypeInformation[Any] | None = None
+    ) -> DataStream[Any]:
+        """One output per value: ``func`` (a MapFunction or a callable) applied to it.
+        ``output_type`` declares the outputs' type; with a ``Types.ROW``/``ROW_NAMED`` type, tuples
+        become ``Row`` values.
+
+        >>> env = StreamExecutionEnvironment.get_execution_environment()
+        >>> env.from_collection([1, 2, 3]).map(lambda x: x + 1).execute_and_collect(limit=3)
+        [2, 3, 4]
+        """
         fn = _check_fn(func, MapFunction, "map", "MapFunction")
-        return self._step("Map", fn, h_map, output_type)
+        return self._step(self._prefix + "Map", fn, h_map, output_type)
 
-    def flat_map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+    @overload
+    def flat_map(
+        self, func: FlatMapFunction[T, Any] | Callable[[T], Iterable[Any] | None], output_type: RowTypeInfo
+    ) -> DataStream[Row]: ...
+    @overload
+    def flat_map(
+        self,
+        func: FlatMapFunction[T, R] | Callable[[T], Iterable[R] | None],
+        output_type: TypeInformation[R] | None = None,
+    ) -> DataStream[R]: ...
+    def flat_map(
+        self,
+        func: FlatMapFunction[T, Any] | Callable[[T], Iterable[Any] | None],
+        output_type: TypeInformation[Any] | None = None,
+    ) -> DataStream[Any]:
+        """Any number of outputs per value: the values ``func`` (a FlatMapFunction or a callable)
+        returns or yields for it.
+
+        >>> env = StreamExecutionEnvironment.get_execution_environment()
+        >>> env.from_collection(["a b", "c"]).flat_map(str.split).execute_and_collect(limit=3)
+        ['a', 'b', 'c']
+        """
         fn = _check_fn(func, FlatMapFunction, "flat_map", "FlatMapFunction")
-        return self._step("FlatMap", fn, _h_flat_map, output_type)
+        return self._step(self._prefix + "FlatMap", fn, _h_flat_map, output_type)
 
-    def filter(self, func: Any) -> DataStream[T]:
+    def filter(self, func: FilterFunction[T] | Callable[[T], object]) -> DataStream[T]:
+        """The values for which ``func`` (a FilterFunction or a callable) is true."""
         fn = _check_fn(func, FilterFunction, "filter", "FilterFunction")
-        return self._step("Filter", fn, _h_filter, self._output_type)
+        return self._step(self._prefix + "Filter", fn, _h_filter, self._output_type)
 
-    def process(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+    @overload
+    def process(self, func: ProcessFunction[T, Any], output_type: RowTypeInfo) -> DataStream[Row]: ...
+    @overload
+    def process(
+        self, func: ProcessFunction[T, R], output_type: TypeInformation[R] | None = None
+    ) -> DataStream[R]: ...
+    def process(
+        self, func: ProcessFunction[T, Any], output_type: TypeInformation[Any] | None = None
+    ) -> DataStream[Any]:
+        """The values ``func.process_element(value, ctx)`` returns or yields for each value;
+        ``yield tag, value`` with an ``OutputTag`` sends ``value`` to that side output."""
         if not isinstance(func, ProcessFunction):
             raise TypeError("ProcessFunction is required for DataStream.")
         return self._step("Process", func, _h_process, output_type, side_outputs=True)
 
-    def key_by(self, key_selector: Any, key_type: TypeInformation[Any] | None = None) -> KeyedStream[T]:
+    def key_by(
+        self,
+        key_selector: KeySelector[T, K2] | Callable[[T], K2],
+        key_type: TypeInformation[K2] | None = None,
+    ) -> KeyedStream[T, K2]:
+        """This stream partitioned by the key ``key_selector`` (a KeySelector or a callable) gives
+        each value: steps on the KeyedStream get keyed state and timers. ``key_type`` declares the
+        key's type (and its encoding)."""
         return KeyedStream(self, _key_fn(key_selector), key_type)
 
-    def union(self, *streams: DataStream[Any]) -> DataStream[T]:
+    def union(self, *streams: DataStream[T]) -> DataStream[T]:
+        """The values of this stream and of ``streams``, in one stream."""
         edges = [self._edge(), *(s._edge() for s in streams)]
 
         def factory() -> FunctionOperator:
@@ -364,21 +423,40 @@ class DataStream(Generic[T]):
             self._env, OperatorNode("Union", edges, operator_factory=factory), self._output_type
         )
 
-    def connect(self, ds: Any) -> Any:
+    @overload
+    def connect(self, ds: BroadcastStream[T2]) -> BroadcastConnectedStream[T, T2]: ...
+    @overload
+    def connect(self, ds: DataStream[T2]) -> ConnectedStreams[T, T2]: ...
+    def connect(
+        self, ds: DataStream[T2] | BroadcastStream[T2]
+    ) -> ConnectedStreams[T, T2] | BroadcastConnectedStream[T, T2]:
+        """This stream and ``ds`` together, for a Co* function (or, with a BroadcastStream, a
+        (Keyed)BroadcastProcessFunction)."""
         if isinstance(ds, BroadcastStream):
             return BroadcastConnectedStream(self, ds)
         return ConnectedStreams(self, ds)
 
+    @overload
+    def broadcast(self, broadcast_state_descriptor: None = None) -> DataStream[T]: ...
+    @overload
+    def broadcast(
+        self,
+        broadcast_state_descriptor: MapStateDescriptor[Any, Any],
+        *other_broadcast_state_descriptors: MapStateDescriptor[Any, Any],
+    ) -> BroadcastStream[T]: ...
     def broadcast(
         self,
         broadcast_state_descriptor: MapStateDescriptor[Any, Any] | None = None,
         *other_broadcast_state_descriptors: MapStateDescriptor[Any, Any],
-    ) -> Any:
+    ) -> DataStream[T] | BroadcastStream[T]:
+        """With descriptors: a BroadcastStream (every parallel instance sees every value) with
+        those broadcast states, to ``connect`` to another stream. Without: this stream."""
         if broadcast_state_descriptor is None:
             return self
         return BroadcastStream(self, [broadcast_state_descriptor, *other_broadcast_state_descriptors])
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy) -> DataStream[T]:
+        """This stream with event timestamps and watermarks from ``watermark_strategy``."""
         node = TimestampNode(
             "Timestamps/Watermarks",
             [self._edge()],
@@ -387,13 +465,17 @@ class DataStream(Generic[T]):
         )
         return DataStream(self._env, node, self._output_type)
 
-    def get_side_output(self, output_tag: OutputTag[Any]) -> DataStream[Any]:
+    def get_side_output(self, output_tag: OutputTag[S]) -> DataStream[S]:
+        """The values this stream's step sent to the side output ``output_tag``."""
         return DataStream(self._env, self._node, output_tag.type_info, side_tag=output_tag.tag_id)
 
     def add_sink(self, sink_func: SinkFunction[T]) -> DataStreamSink:
+        """Hand every value to ``sink_func.invoke`` when the job runs."""
         return self._env._add_sink(SinkNode("Sink", [self._edge()], consume=sink_func.invoke))
 
-    def sink_to(self, sink: Any) -> DataStreamSink:
+    def sink_to(self, sink: SinkFunction[T]) -> DataStreamSink:
+        """As ``add_sink`` for a SinkFunction; PyFlink's connector sinks are not supported
+        (NotImplementedError): use ``to_dataframe()`` and Spark's writers."""
         if isinstance(sink, SinkFunction):
             return self.add_sink(sink)
         raise _unsupported(
@@ -402,6 +484,7 @@ class DataStream(Generic[T]):
         )
 
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
+        """Print every value (prefixed with ``sink_identifier> ``) when the job runs."""
         prefix = f"{sink_identifier}> " if sink_identifier else ""
         # PyFlink prints pickled values (no declared output type) with Python's ``str`` and
         # values of a declared type as Flink's Java side shows them.
@@ -412,40 +495,57 @@ class DataStream(Generic[T]):
 
         return self._env._add_sink(SinkNode("Print", [self._edge()], consume=emit))
 
-    def execute_and_collect(self, job_execution_name: str | None = None, limit: int | None = None) -> Any:
+    @overload
+    def execute_and_collect(
+        self, job_execution_name: str | None = None, limit: None = None
+    ) -> CloseableIterator[T]: ...
+    @overload
+    def execute_and_collect(self, job_execution_name: str | None, limit: int) -> list[T]: ...
+    @overload
+    def execute_and_collect(self, job_execution_name: str | None = None, *, limit: int) -> list[T]: ...
+    def execute_and_collect(
+        self, job_execution_name: str | None = None, limit: int | None = None
+    ) -> CloseableIterator[T] | list[T]:
         """Run the job and return its values: a closeable iterator, or a list of at most
         ``limit`` values when ``limit`` is given."""
-        results: list[Any] = []
+        results: list[T] = []
         sink = SinkNode("Collect", [self._edge()], consume=results.append)
         self._env._run([*self._env._take_sinks(), sink], job_execution_name or "collect")
         if limit is not None:
             return results[:limit]
         return CloseableIterator(iter(results))
 
-    def to_dataframe(self) -> Any:
+    def to_dataframe(self) -> DataFrame:
         """fs-compat extension: this stream as a Spark DataFrame, to write with Spark's own writers
         (parquet, Delta, Kafka, ``foreachBatch``). Its schema comes from the stream's output type:
         a ``ROW``/``ROW_NAMED`` as its fields, a ``TUPLE`` as ``f0``, ``f1``, ...; another type as one
         column ``value``; no type (pickled values) as a binary column ``value``. On a streaming
         DataFrame source it is a streaming DataFrame: start it with ``writeStream`` (with a
         ``checkpointLocation``, which holds the job's state)."""
-        return self._env._to_dataframe(self._node, self._side_tag, self._output_type)
+        df: DataFrame = self._env._to_dataframe(self._node, self._side_tag, self._output_type)
+        return df
 
-    def project(self, *field_indexes: int) -> DataStream[Any]:
+    def project(self, *field_indexes: int) -> DataStream[tuple[Any, ...]]:
         """The fields at ``field_indexes`` of each tuple, as a tuple (PyFlink's projection)."""
         indexes = tuple(field_indexes)
-        return self.map(lambda v: tuple(v[i] for i in indexes))
 
-    def cache(self) -> Any:
+        def pick(value: Any) -> tuple[Any, ...]:
+            return tuple(value[i] for i in indexes)
+
+        return self.map(pick)
+
+    def cache(self) -> DataStream[T]:
+        """Not supported (raises NotImplementedError): build the stream once and consume it from
+        several steps."""
         raise _unsupported("DataStream.cache", "build the stream once and consume it from several steps")
 
-    def window_all(self, window_assigner: WindowAssigner[Any, Any]) -> AllWindowedStream:
+    def window_all(self, window_assigner: WindowAssigner[T, Any]) -> AllWindowedStream[T]:
         """Windows over the whole (non-keyed) stream, evaluated by one task."""
         from ._window_stream import AllWindowedStream
 
         return AllWindowedStream(self, window_assigner)
 
-    def count_window_all(self, size: int, slide: int = 0) -> AllWindowedStream:
+    def count_window_all(self, size: int, slide: int = 0) -> AllWindowedStream[T]:
         """Tumbling (``slide == 0``) or sliding windows of ``size`` elements over the whole stream
         (Java Flink's ``countWindowAll``)."""
         from ._window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
@@ -464,10 +564,15 @@ def _is_pickled(type_info: Any) -> bool:
     return type_info is None or type_info == Types.PICKLED_BYTE_ARRAY()
 
 
-class KeyedStream(DataStream[T]):
-    """A stream partitioned by key: steps on it get keyed state and timers."""
+class KeyedStream(DataStream[T], Generic[T, K]):
+    """A stream partitioned by key (``DataStream.key_by``): steps on it get keyed state and
+    timers. ``T`` is the values' type, ``K`` the keys'."""
 
-    def __init__(self, origin: DataStream[T], key_selector: Callable[[Any], Any], key_type: Any) -> None:
+    _prefix = "Keyed "
+
+    def __init__(
+        self, origin: DataStream[T], key_selector: Callable[[T], K], key_type: TypeInformation[K] | None
+    ) -> None:
         super().__init__(origin._env, origin._node, origin._output_type, origin._side_tag)
         self._origin = origin
         self._key_selector = key_selector
@@ -481,9 +586,20 @@ class KeyedStream(DataStream[T]):
         return True
 
     def uid(self, uid: str) -> DataStream[T]:
-        return self  # key_by is no step of its own here
+        """Accepted: ``key_by`` is no step of its own here."""
+        return self
 
-    def execute_and_collect(self, job_execution_name: str | None = None, limit: int | None = None) -> Any:
+    @overload  # type: ignore[override]
+    def execute_and_collect(
+        self, job_execution_name: str | None = None, limit: None = None
+    ) -> CloseableIterator[Row]: ...
+    @overload
+    def execute_and_collect(self, job_execution_name: str | None, limit: int) -> list[Row]: ...
+    @overload
+    def execute_and_collect(self, job_execution_name: str | None = None, *, limit: int) -> list[Row]: ...
+    def execute_and_collect(
+        self, job_execution_name: str | None = None, limit: int | None = None
+    ) -> CloseableIterator[Row] | list[Row]:
         """As PyFlink: a KeyedStream collects as ``Row(f0=key, f1=value)``."""
         from fs_compat.common import Row
 
@@ -493,53 +609,85 @@ class KeyedStream(DataStream[T]):
 
     # PyFlink refuses these on a KeyedStream.
     def name(self, name: str) -> DataStream[T]:
+        """Refused, as in PyFlink: a KeyedStream is no step of its own."""
         raise Exception("Set name for KeyedStream is not supported.")
 
     def set_parallelism(self, parallelism: int) -> DataStream[T]:
+        """Refused, as in PyFlink: a KeyedStream is no step of its own."""
         raise Exception("Set parallelism for KeyedStream is not supported.")
 
     def shuffle(self) -> DataStream[T]:
+        """Refused, as in PyFlink: a KeyedStream is partitioned by its key."""
         raise Exception(_NO_REPARTITION)
 
     def rescale(self) -> DataStream[T]:
+        """Refused, as in PyFlink: a KeyedStream is partitioned by its key."""
         raise Exception(_NO_REPARTITION)
 
     def rebalance(self) -> DataStream[T]:
+        """Refused, as in PyFlink: a KeyedStream is partitioned by its key."""
         raise Exception(_NO_REPARTITION)
 
     def forward(self) -> DataStream[T]:
+        """Refused, as in PyFlink: a KeyedStream is partitioned by its key."""
         raise Exception(_NO_REPARTITION)
 
     def global_(self) -> DataStream[T]:
+        """Refused, as in PyFlink: a KeyedStream is partitioned by its key."""
         raise Exception(_NO_REPARTITION)
 
-    def broadcast(self, *args: Any) -> Any:
+    def broadcast(
+        self,
+        broadcast_state_descriptor: MapStateDescriptor[Any, Any] | None = None,
+        *other_broadcast_state_descriptors: MapStateDescriptor[Any, Any],
+    ) -> NoReturn:
+        """Refused, as in PyFlink: a KeyedStream is partitioned by its key."""
         raise Exception(_NO_REPARTITION)
 
-    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream[T]:
+    def partition_custom(
+        self, partitioner: object, key_selector: KeySelector[T, Any] | Callable[[T], Any]
+    ) -> DataStream[T]:
+        """Refused, as in PyFlink: a KeyedStream is partitioned by its key."""
         raise Exception(_NO_REPARTITION)
 
-    def map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
-        fn = _check_fn(func, MapFunction, "map", "MapFunction")
-        return self._step("Keyed Map", fn, h_map, output_type)
+    @overload  # type: ignore[override]
+    def process(self, func: KeyedProcessFunction[K, T, Any], output_type: RowTypeInfo) -> DataStream[Row]: ...
+    @overload
+    def process(
+        self, func: KeyedProcessFunction[K, T, R], output_type: TypeInformation[R] | None = None
+    ) -> DataStream[R]: ...
+    def process(
+        self, func: KeyedProcessFunction[K, T, Any], output_type: TypeInformation[Any] | None = None
+    ) -> DataStream[Any]:
+        """The values ``func.process_element(value, ctx)`` (and ``func.on_timer``) return or yield,
+        with keyed state and timers for the current key; ``yield tag, value`` with an ``OutputTag``
+        sends ``value`` to that side output.
 
-    def flat_map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
-        fn = _check_fn(func, FlatMapFunction, "flat_map", "FlatMapFunction")
-        return self._step("Keyed FlatMap", fn, _h_flat_map, output_type)
-
-    def filter(self, func: Any) -> DataStream[T]:
-        fn = _check_fn(func, FilterFunction, "filter", "FilterFunction")
-        return self._step("Keyed Filter", fn, _h_filter, self._output_type)
-
-    def process(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+        >>> from fs_compat.common import Types
+        >>> from fs_compat.datastream.state import ValueStateDescriptor
+        >>> class Count(KeyedProcessFunction):
+        ...     def open(self, runtime_context):
+        ...         self.seen = runtime_context.get_state(ValueStateDescriptor("seen", Types.INT()))
+        ...
+        ...     def process_element(self, value, ctx):
+        ...         seen = (self.seen.value() or 0) + 1
+        ...         self.seen.update(seen)
+        ...         yield ctx.get_current_key(), seen
+        >>> env = StreamExecutionEnvironment.get_execution_environment()
+        >>> words = env.from_collection(["a", "b", "a"])
+        >>> words.key_by(lambda w: w).process(Count()).execute_and_collect(limit=3)
+        [('a', 1), ('b', 1), ('a', 2)]
+        """
         if not isinstance(func, KeyedProcessFunction):
             raise TypeError("KeyedProcessFunction is required for KeyedStream.")
         return self._step("Keyed Process", func, _h_process, output_type, side_outputs=True)
 
-    def reduce(self, func: Any) -> DataStream[T]:
+    def reduce(self, func: ReduceFunction[T] | Callable[[T, T], T]) -> DataStream[T]:
+        """The rolling reduction per key: every value combined with the key's previous result
+        (in BATCH mode, only each key's final result)."""
         if isinstance(func, ReduceFunction):
             fn: Any = func
-            reduce = func.reduce
+            reduce: Callable[[T, T], T] = func.reduce
         elif callable(func):
             fn, reduce = None, func
         else:
@@ -563,30 +711,42 @@ class KeyedStream(DataStream[T]):
         return self.reduce(_Accumulate(position, kind))
 
     def sum(self, position_to_sum: int | str = 0) -> DataStream[T]:
+        """The rolling sum per key of the field at ``position_to_sum`` (index or name)."""
         return self._accumulate(position_to_sum, "sum")
 
     def min(self, position_to_min: int | str = 0) -> DataStream[T]:
+        """The rolling minimum per key of the field at ``position_to_min`` (other fields as in the
+        key's first value)."""
         return self._accumulate(position_to_min, "min")
 
     def max(self, position_to_max: int | str = 0) -> DataStream[T]:
+        """The rolling maximum per key of the field at ``position_to_max`` (other fields as in the
+        key's first value)."""
         return self._accumulate(position_to_max, "max")
 
     def min_by(self, position_to_min_by: int | str = 0) -> DataStream[T]:
+        """Per key, the value with the smallest field at ``position_to_min_by`` so far."""
         return self._accumulate(position_to_min_by, "min_by")
 
     def max_by(self, position_to_max_by: int | str = 0) -> DataStream[T]:
+        """Per key, the value with the largest field at ``position_to_max_by`` so far."""
         return self._accumulate(position_to_max_by, "max_by")
 
-    def key_by(self, key_selector: Any, key_type: TypeInformation[Any] | None = None) -> KeyedStream[T]:
+    def key_by(
+        self,
+        key_selector: KeySelector[T, K2] | Callable[[T], K2],
+        key_type: TypeInformation[K2] | None = None,
+    ) -> KeyedStream[T, K2]:
+        """The stream this one was keyed from, keyed by ``key_selector`` instead."""
         return self._origin.key_by(key_selector, key_type)
 
-    def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream:
+    def window(self, window_assigner: WindowAssigner[T, Any]) -> WindowedStream[T, K]:
         """Windows per key: elements are grouped by key and by the windows the assigner gives."""
         from ._window_stream import WindowedStream
 
         return WindowedStream(self, window_assigner)
 
-    def count_window(self, size: int, slide: int = 0) -> WindowedStream:
+    def count_window(self, size: int, slide: int = 0) -> WindowedStream[T, K]:
         """Tumbling (``slide == 0``) or sliding windows of ``size`` elements per key."""
         from ._window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
 
@@ -626,14 +786,21 @@ class _Accumulate(ReduceFunction[Any]):
         return value1
 
 
-class ConnectedStreams:
-    """Two streams processed together by Co* functions (keyed when both are keyed)."""
+class ConnectedStreams(Generic[T, T2]):
+    """Two streams processed together by Co* functions (keyed when both are keyed): ``T`` is the
+    first stream's value type, ``T2`` the second's."""
 
-    def __init__(self, stream1: DataStream[Any], stream2: DataStream[Any]) -> None:
+    def __init__(self, stream1: DataStream[T], stream2: DataStream[T2]) -> None:
         self.stream1 = stream1
         self.stream2 = stream2
 
-    def key_by(self, key_selector1: Any, key_selector2: Any, key_type: Any = None) -> ConnectedStreams:
+    def key_by(
+        self,
+        key_selector1: KeySelector[T, K2] | Callable[[T], K2],
+        key_selector2: KeySelector[T2, K2] | Callable[[T2], K2],
+        key_type: TypeInformation[K2] | None = None,
+    ) -> ConnectedStreams[T, T2]:
+        """Both streams keyed, each by its own key selector (the keys must match to meet)."""
         return ConnectedStreams(
             self.stream1.key_by(key_selector1, key_type), self.stream2.key_by(key_selector2, key_type)
         )
@@ -641,14 +808,34 @@ class ConnectedStreams:
     def _keyed(self) -> bool:
         return self.stream1._keyed() and self.stream2._keyed()
 
-    def map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+    @overload
+    def map(self, func: CoMapFunction[T, T2, Any], output_type: RowTypeInfo) -> DataStream[Row]: ...
+    @overload
+    def map(
+        self, func: CoMapFunction[T, T2, R], output_type: TypeInformation[R] | None = None
+    ) -> DataStream[R]: ...
+    def map(
+        self, func: CoMapFunction[T, T2, Any], output_type: TypeInformation[Any] | None = None
+    ) -> DataStream[Any]:
+        """One output per value: ``func.map1`` for the first stream's, ``func.map2`` for the
+        second's."""
         if not isinstance(func, CoMapFunction):
             raise TypeError("The input must be a CoMapFunction!")
         return self.stream1._step(
             "Co-Map", func, _h_co_map, output_type, extra=[self.stream2._edge()], keyed=self._keyed()
         )
 
-    def flat_map(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+    @overload
+    def flat_map(self, func: CoFlatMapFunction[T, T2, Any], output_type: RowTypeInfo) -> DataStream[Row]: ...
+    @overload
+    def flat_map(
+        self, func: CoFlatMapFunction[T, T2, R], output_type: TypeInformation[R] | None = None
+    ) -> DataStream[R]: ...
+    def flat_map(
+        self, func: CoFlatMapFunction[T, T2, Any], output_type: TypeInformation[Any] | None = None
+    ) -> DataStream[Any]:
+        """Any number of outputs per value: ``func.flat_map1`` for the first stream's values,
+        ``func.flat_map2`` for the second's."""
         if not isinstance(func, CoFlatMapFunction):
             raise TypeError("The input must be a CoFlatMapFunction!")
         return self.stream1._step(
@@ -660,7 +847,26 @@ class ConnectedStreams:
             keyed=self._keyed(),
         )
 
-    def process(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+    @overload
+    def process(
+        self,
+        func: CoProcessFunction[T, T2, Any] | KeyedCoProcessFunction[Any, T, T2, Any],
+        output_type: RowTypeInfo,
+    ) -> DataStream[Row]: ...
+    @overload
+    def process(
+        self,
+        func: CoProcessFunction[T, T2, R] | KeyedCoProcessFunction[Any, T, T2, R],
+        output_type: TypeInformation[R] | None = None,
+    ) -> DataStream[R]: ...
+    def process(
+        self,
+        func: CoProcessFunction[T, T2, Any] | KeyedCoProcessFunction[Any, T, T2, Any],
+        output_type: TypeInformation[Any] | None = None,
+    ) -> DataStream[Any]:
+        """``func.process_element1`` for the first stream's values, ``process_element2`` for the
+        second's: a KeyedCoProcessFunction (with keyed state and timers) when both streams are
+        keyed, else a CoProcessFunction."""
         if self._keyed():
             if not isinstance(func, KeyedCoProcessFunction):
                 raise TypeError("KeyedCoProcessFunction is required for keyed ConnectedStreams.")
@@ -677,22 +883,41 @@ class ConnectedStreams:
         )
 
 
-class BroadcastStream:
+class BroadcastStream(Generic[T]):
     """A stream whose elements reach every parallel instance, with its broadcast state names."""
 
-    def __init__(self, stream: DataStream[Any], descriptors: Sequence[MapStateDescriptor[Any, Any]]) -> None:
+    def __init__(self, stream: DataStream[T], descriptors: Sequence[MapStateDescriptor[Any, Any]]) -> None:
         self.stream = stream
         self.descriptors = list(descriptors)
 
 
-class BroadcastConnectedStream:
-    """A (keyed or non-keyed) stream connected with a BroadcastStream."""
+class BroadcastConnectedStream(Generic[T, T2]):
+    """A (keyed or non-keyed) stream of ``T`` connected with a BroadcastStream of ``T2``."""
 
-    def __init__(self, stream: DataStream[Any], broadcast_stream: BroadcastStream) -> None:
+    def __init__(self, stream: DataStream[T], broadcast_stream: BroadcastStream[T2]) -> None:
         self.stream = stream
         self.broadcast_stream = broadcast_stream
 
-    def process(self, func: Any, output_type: Any = None) -> DataStream[Any]:
+    @overload
+    def process(
+        self,
+        func: BroadcastProcessFunction[T, T2, Any] | KeyedBroadcastProcessFunction[Any, T, T2, Any],
+        output_type: RowTypeInfo,
+    ) -> DataStream[Row]: ...
+    @overload
+    def process(
+        self,
+        func: BroadcastProcessFunction[T, T2, R] | KeyedBroadcastProcessFunction[Any, T, T2, R],
+        output_type: TypeInformation[R] | None = None,
+    ) -> DataStream[R]: ...
+    def process(
+        self,
+        func: BroadcastProcessFunction[T, T2, Any] | KeyedBroadcastProcessFunction[Any, T, T2, Any],
+        output_type: TypeInformation[Any] | None = None,
+    ) -> DataStream[Any]:
+        """``func.process_element`` for the stream's values (broadcast state read-only),
+        ``process_broadcast_element`` for the broadcast values (broadcast state writable): a
+        KeyedBroadcastProcessFunction on a keyed stream, else a BroadcastProcessFunction."""
         keyed = self.stream._keyed()
         if keyed and not isinstance(func, KeyedBroadcastProcessFunction):
             raise TypeError("KeyedBroadcastProcessFunction is required for a keyed BroadcastConnectedStream.")
@@ -720,45 +945,53 @@ class DataStreamSink:
         self._node = node
 
     def name(self, name: str) -> DataStreamSink:
+        """Name the sink step (shown in the job summary)."""
         self._node.name = name
         return self
 
     def uid(self, uid: str) -> DataStreamSink:
+        """The sink step's id; here it only labels the step in the job summary."""
         self._node.uid = uid
         return self
 
     def set_parallelism(self, parallelism: int) -> DataStreamSink:
+        """Accepted and ignored: a sink runs where its input's step runs."""
         return self
 
     def set_description(self, description: str) -> DataStreamSink:
+        """Accepted and ignored."""
         return self
 
-    def slot_sharing_group(self, slot_sharing_group: Any) -> DataStreamSink:
+    def slot_sharing_group(self, slot_sharing_group: str) -> DataStreamSink:
+        """Accepted and ignored: Spark schedules tasks, there are no task slots."""
         return self
 
     def disable_chaining(self) -> DataStreamSink:
+        """Accepted and ignored: steps are chained by the runtime."""
         return self
 
 
-class CloseableIterator(Iterator[Any]):
+class CloseableIterator(Iterator[T]):
     """The iterator ``execute_and_collect()`` returns; usable as a context manager."""
 
-    def __init__(self, it: Iterator[Any]) -> None:
+    def __init__(self, it: Iterator[T]) -> None:
         self._it = it
 
-    def __iter__(self) -> CloseableIterator:
+    def __iter__(self) -> CloseableIterator[T]:
         return self
 
-    def __next__(self) -> Any:
+    def __next__(self) -> T:
         return next(self._it)
 
-    def next(self) -> Any:
+    def next(self) -> T:
+        """The next value (PyFlink's name for ``next(it)``)."""
         return next(self._it)
 
     def close(self) -> None:
+        """Drop the values not read yet."""
         self._it = iter(())
 
-    def __enter__(self) -> CloseableIterator:
+    def __enter__(self) -> CloseableIterator[T]:
         return self
 
     def __exit__(
@@ -775,18 +1008,22 @@ class ExecutionConfig:
         self._job_parameters: dict[str, str] = {}
 
     def set_auto_watermark_interval(self, interval: int) -> ExecutionConfig:
+        """Accepted and kept: in-process, a watermark follows every record."""
         # In-process, a watermark follows every record: deterministic, and never later than Flink's.
         self._auto_watermark_interval = interval
         return self
 
     def get_auto_watermark_interval(self) -> int:
+        """The interval given to ``set_auto_watermark_interval`` (ms; 200 by default)."""
         return self._auto_watermark_interval
 
     def set_global_job_parameters(self, global_job_parameters_dict: dict[str, str]) -> ExecutionConfig:
+        """Parameters every function reads with ``RuntimeContext.get_job_parameter``."""
         self._job_parameters = dict(global_job_parameters_dict)
         return self
 
     def get_global_job_parameters(self) -> dict[str, str]:
+        """A copy of the job parameters."""
         return dict(self._job_parameters)
 
 
@@ -820,20 +1057,23 @@ class JobExecutionResult:
         self._job_id = JobID(uuid.uuid4().hex)
 
     def get_job_name(self) -> str:
+        """The name given to ``execute``."""
         return self._job_name
 
     def get_job_id(self) -> JobID:
+        """The job's id, new for every run."""
         return self._job_id
 
     def get_net_runtime(self) -> int:
         """The job's wall time in milliseconds."""
         return 0 if self._summary is None else round(self._summary.wall_time_s * 1000)
 
-    def get_accumulator_result(self, accumulator_name: str) -> Any:
+    def get_accumulator_result(self, accumulator_name: str) -> object:
         """None: Python jobs have no Flink accumulators (see ``get_job_summary`` for counts)."""
         return self.get_all_accumulator_results().get(accumulator_name)
 
-    def get_all_accumulator_results(self) -> dict[str, Any]:
+    def get_all_accumulator_results(self) -> dict[str, object]:
+        """Empty: Python jobs have no Flink accumulators (see ``get_job_summary`` for counts)."""
         return {}
 
     def get_job_summary(self) -> JobSummary | None:
@@ -859,16 +1099,20 @@ class StreamExecutionEnvironment:
         self._sinks: list[SinkNode] = []
         self._clock: Callable[[], int] | None = None
         self._python_files: list[str] = []
-        if _default_settings:
-            self._apply(dict(_default_settings))
+        defaults = job_defaults()
+        if defaults:
+            self._apply(defaults)
         if configuration is not None:
             self.configure(configuration)
 
     @staticmethod
     def get_execution_environment(configuration: Configuration | None = None) -> StreamExecutionEnvironment:
+        """A new environment, configured with ``configuration`` when given."""
         return StreamExecutionEnvironment(configuration)
 
     def configure(self, configuration: Configuration) -> None:
+        """Apply ``configuration``'s settings (``execution.target``, ``parallelism.default``,
+        ``execution.runtime-mode``, ``spark.*`` ...) over the current ones."""
         self._apply(configuration.to_dict())
 
     def _apply(self, settings: Mapping[str, str]) -> None:
@@ -880,25 +1124,31 @@ class StreamExecutionEnvironment:
             self._mode = RuntimeExecutionMode[mode.upper()]
 
     def get_config(self) -> ExecutionConfig:
+        """The environment's ExecutionConfig (watermark interval, job parameters)."""
         return self._config
 
     def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
+        """The default number of parallel instances of every step (>= 1)."""
         if parallelism < 1:
             raise ValueError(f"parallelism must be >= 1, got {parallelism}")
         self._parallelism = parallelism
         return self
 
     def get_parallelism(self) -> int:
+        """The default number of parallel instances of every step."""
         return self._parallelism
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
+        """The number of key groups (Flink's maximum parallelism; 128 by default)."""
         self._max_parallelism = max_parallelism
         return self
 
     def get_max_parallelism(self) -> int:
+        """The number of key groups."""
         return self._max_parallelism
 
     def set_runtime_mode(self, execution_mode: RuntimeExecutionMode) -> StreamExecutionEnvironment:
+        """STREAMING (every rolling result) or BATCH (final results, one key at a time)."""
         self._mode = execution_mode
         return self
 
@@ -918,14 +1168,33 @@ class StreamExecutionEnvironment:
         self._clock = clock
         return self
 
-    def from_collection(self, collection: Iterable[Any], type_info: Any = None) -> DataStream[Any]:
+    @overload
+    def from_collection(self, collection: Iterable[Any], type_info: RowTypeInfo) -> DataStream[Row]: ...
+    @overload
+    def from_collection(
+        self, collection: Iterable[T], type_info: TypeInformation[T] | None = None
+    ) -> DataStream[T]: ...
+    def from_collection(
+        self, collection: Iterable[Any], type_info: TypeInformation[Any] | None = None
+    ) -> DataStream[Any]:
+        """A bounded stream of the values of ``collection``, in order. ``type_info`` declares their
+        type; with ``Types.ROW``/``ROW_NAMED`` tuples become ``Row`` values.
+
+        >>> from fs_compat.common import Types
+        >>> env = StreamExecutionEnvironment.get_execution_environment()
+        >>> env.from_collection([1, 2, 3]).execute_and_collect(limit=3)
+        [1, 2, 3]
+        >>> rows = env.from_collection([("a", 1)], Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.INT()]))
+        >>> rows.map(lambda r: r.n * 10).execute_and_collect(limit=1)
+        [10]
+        """
         items = list(collection)
         conform = _conformer(type_info)
         if conform is not None:
             items = [conform(v) for v in items]
         return DataStream(self, SourceNode("Collection Source", items=items), type_info)
 
-    def from_dataframe(self, df: Any) -> DataStream[Any]:
+    def from_dataframe(self, df: DataFrame) -> DataStream[Row]:
         """fs-compat extension: a Spark DataFrame, batch or streaming, as a stream of ``Row``
         values with the DataFrame's field names (type ``Types.ROW_NAMED`` of its fields). A column
         marked with ``df.withWatermark(column, delay)`` gives the records' timestamps and, on a
@@ -936,15 +1205,27 @@ class StreamExecutionEnvironment:
         return DataStream(self, node, row_type_of(df.schema))
 
     def from_source(
-        self, source: Any, watermark_strategy: Any, source_name: str, type_info: Any = None
-    ) -> Any:
+        self,
+        source: object,
+        watermark_strategy: WatermarkStrategy,
+        source_name: str,
+        type_info: TypeInformation[Any] | None = None,
+    ) -> DataStream[Any]:
+        """Not supported (raises NotImplementedError): read with Spark and use
+        ``from_dataframe``, or ``from_collection``."""
         raise _unsupported(
             "StreamExecutionEnvironment.from_source",
             "read with Spark and use "
             "env.from_collection(...) (or, with the Spark adapter, env.from_dataframe(df))",
         )
 
-    def add_source(self, source_func: Any, source_name: str = "Custom Source", type_info: Any = None) -> Any:
+    def add_source(
+        self,
+        source_func: object,
+        source_name: str = "Custom Source",
+        type_info: TypeInformation[Any] | None = None,
+    ) -> DataStream[Any]:
+        """Not supported (raises NotImplementedError): use ``from_collection``."""
         raise _unsupported("StreamExecutionEnvironment.add_source", "use env.from_collection(...)")
 
     def _add_sink(self, node: SinkNode) -> DataStreamSink:
@@ -956,8 +1237,9 @@ class StreamExecutionEnvironment:
         return sinks
 
     def _target(self) -> str:
-        """``execution.target`` set through ``configure``, else ``FS_COMPAT_TARGET``, else ``spark``."""
-        return self._settings.get(TARGET_KEY) or os.environ.get(TARGET_ENV) or DEFAULT_TARGET
+        """``execution.target`` set through ``configure``, else ``FS_COMPAT_TARGET``, else ``spark``
+        (``fs_compat.execution.resolve_target``); an unknown target is a ValueError."""
+        return resolve_target(settings=self._settings, default=SPARK)
 
     def _runtime_config(self) -> LocalConfig:
         from fs_api_advanced import system_clock
@@ -970,12 +1252,6 @@ class StreamExecutionEnvironment:
             job_parameters=self._config.get_global_job_parameters(),
         )
 
-    def _checked_target(self) -> str:
-        target = self._target()
-        if target not in ("local", "spark"):
-            raise ValueError(f"execution.target must be 'local' or 'spark', got {target!r}")
-        return target
-
     def _spark(self) -> Any:
         from fs_compat.spark import ship_python_files, spark_session
 
@@ -986,42 +1262,26 @@ class StreamExecutionEnvironment:
     def _run(self, sinks: Sequence[Node], job_name: str) -> JobSummary:
         """Run the plan that feeds ``sinks``; returns its summary, also handed to
         ``fs_compat.runtime.collect_summaries`` blocks (``fs-compat run`` prints them)."""
-        target = self._checked_target()
-        nodes = upstream_of(sinks)
-        external = [n for n in nodes if isinstance(n, ExternalSourceNode)]
-        for node in external:
-            if node.unbounded:
+        target = self._target()
+        for node in upstream_of(sinks):
+            if isinstance(node, ExternalSourceNode) and node.unbounded:
                 raise ValueError(
                     "this job reads a streaming DataFrame, which never ends: start it with "
                     "ds.to_dataframe().writeStream...start() instead of execute()/execute_and_collect()"
                 )
-        config = self._runtime_config()
-        if target == "spark":
-            from fs_compat.spark import run_batch
-
-            summary = run_batch(self._spark(), sinks, config)
-        else:
-            if external:
-                from fs_compat.spark import collect_items
-
-                for node in external:
-                    node.items = collect_items(node)
-            summary = run_local_summarized(sinks, config)
+        summary = run_plan(sinks, self._runtime_config(), target=target, spark=self._spark)
         summary = attrs.evolve(summary, job_name=job_name)
         publish(summary)
         return summary
 
     def _to_dataframe(self, node: Node, tag: str | None, output_type: Any) -> Any:
-        target = self._checked_target()
+        target = self._target()
         spark = self._spark()
-        nodes = upstream_of([node])
-        config = self._runtime_config()
-        from fs_compat.spark import OutputColumns, batch_dataframe, stream_dataframe
+        unbounded = any(isinstance(n, ExternalSourceNode) and n.unbounded for n in upstream_of([node]))
+        if unbounded or target == SPARK:
+            return spark_dataframe(spark, node, tag, self._runtime_config(), output_type, clock=self._clock)
+        from fs_compat.spark import OutputColumns
 
-        if any(isinstance(n, ExternalSourceNode) and n.unbounded for n in nodes):
-            return stream_dataframe(spark, node, tag, config, output_type, clock=self._clock)
-        if target == "spark":
-            return batch_dataframe(spark, node, tag, config, output_type)
         values: list[Any] = []
         self._run([SinkNode("Collect", [Edge(node, side_tag=tag)], consume=values.append)], "to_dataframe")
         out = OutputColumns(output_type)
@@ -1029,25 +1289,31 @@ class StreamExecutionEnvironment:
         rows = list(zip(*(cols[name] for name in out.names), strict=True))
         return spark.createDataFrame(rows, schema=out.schema)
 
-    def enable_checkpointing(self, interval: int, mode: Any = None) -> StreamExecutionEnvironment:
+    def enable_checkpointing(self, interval: int, mode: object = None) -> StreamExecutionEnvironment:
         """Accepted: in-process runs need no checkpoints; on Spark, streaming queries checkpoint
         to their ``checkpointLocation``."""
         self._checkpoint_interval = interval
         return self
 
     def get_execution_plan(self) -> str:
+        """Not supported (raises NotImplementedError): there is no JVM job graph."""
         raise _unsupported("StreamExecutionEnvironment.get_execution_plan", "there is no JVM job graph")
 
-    def execute_async(self, job_name: str = "Flink Streaming Job") -> Any:
+    def execute_async(self, job_name: str = "Flink Streaming Job") -> NoReturn:
+        """Not supported (raises NotImplementedError): use ``execute()``."""
         raise _unsupported("StreamExecutionEnvironment.execute_async", "use execute()")
 
     def add_jars(self, *jars_path: str) -> None:
+        """Not supported (raises NotImplementedError): JVM jars do not apply; use Spark's ``--jars``."""
         raise _unsupported("StreamExecutionEnvironment.add_jars", "JVM jars do not apply; use Spark's --jars")
 
     def add_classpaths(self, *classpaths: str) -> None:
+        """Not supported (raises NotImplementedError): use Spark's ``--jars``."""
         raise _unsupported("StreamExecutionEnvironment.add_classpaths", "use Spark's --jars")
 
     def execute(self, job_name: str | None = None) -> JobExecutionResult:
+        """Run the job that feeds the sinks added so far (``print``, ``add_sink``) and return its
+        result."""
         sinks = self._take_sinks()
         if not sinks:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")

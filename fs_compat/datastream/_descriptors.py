@@ -182,6 +182,7 @@ class ReducingStateDescriptor(StateDescriptor, Generic[T]):
         self.reduce_function = reduce_function
 
     def get_reduce_function(self) -> ReduceFunction[T] | Callable[[T, T], T]:
+        """The function that combines the values added to the state."""
         return self.reduce_function
 
     def _spec(self) -> StateSpec:
@@ -211,6 +212,7 @@ class AggregatingStateDescriptor(StateDescriptor, Generic[IN, ACC, OUT]):
         self.agg_function = agg_function
 
     def get_agg_function(self) -> AggregateFunction[IN, ACC, OUT]:
+        """The AggregateFunction that folds the values added to the state."""
         return self.agg_function
 
     def _spec(self) -> StateSpec:

@@ -7,9 +7,10 @@ PyFlink users annotate with (``KeyedProcessFunction.Context`` ...) are abstract 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, overload
 
+from fs_compat.metrics import MetricGroup
 from fs_compat.runtime import AggregatingState as _AggregatingState
 from fs_compat.runtime import ListState as _ListState
 from fs_compat.runtime import (
@@ -34,77 +35,6 @@ if TYPE_CHECKING:
     )
 
 
-# Metrics. ------------------------------------------------------------------------------------
-
-
-class Counter:
-    def __init__(self) -> None:
-        self._count = 0
-
-    def inc(self, n: int = 1) -> None:
-        self._count += n
-
-    def dec(self, n: int = 1) -> None:
-        self._count -= n
-
-    def get_count(self) -> int:
-        return self._count
-
-
-class Meter:
-    def __init__(self, time_span_in_seconds: int = 60) -> None:
-        self._count = 0
-        self.time_span_in_seconds = time_span_in_seconds
-
-    def mark_event(self, value: int = 1) -> None:
-        self._count += value
-
-    def get_count(self) -> int:
-        return self._count
-
-
-class Distribution:
-    def __init__(self) -> None:
-        self.values: list[int] = []
-
-    def update(self, value: int) -> None:
-        self.values.append(value)
-
-
-class MetricGroup:
-    """Metrics of one operator instance (kept in process; no reporter)."""
-
-    def __init__(self, store: dict[str, Any], prefix: str = "") -> None:
-        self._store = store
-        self._prefix = prefix
-
-    def _get(self, name: str, make: Callable[[], Any]) -> Any:
-        full = self._prefix + name
-        metric = self._store.get(full)
-        if metric is None:
-            metric = self._store[full] = make()
-        return metric
-
-    def add_group(self, name: str, extra: str | None = None) -> MetricGroup:
-        sub = name if extra is None else f"{name}.{extra}"
-        return MetricGroup(self._store, f"{self._prefix}{sub}.")
-
-    def counter(self, name: str) -> Counter:
-        counter: Counter = self._get(name, Counter)
-        return counter
-
-    def gauge(self, name: str, obj: Callable[[], int]) -> None:
-        self._store[self._prefix + name] = obj
-
-    def meter(self, name: str, time_span_in_seconds: int = 60) -> Meter:
-        meter: Meter = self._get(name, lambda: Meter(time_span_in_seconds))
-        return meter
-
-    def distribution(self, name: str) -> Distribution:
-        dist: Distribution = self._get(name, Distribution)
-        return dist
-
-
 # RuntimeContext. ------------------------------------------------------------------------------
 
 
@@ -117,28 +47,37 @@ class RuntimeContext:
         self._metrics = MetricGroup(runtime.metrics)
 
     def get_task_name(self) -> str:
+        """The name of the step this function runs in."""
         return self._rt.task.task_name
 
     def get_number_of_parallel_subtasks(self) -> int:
+        """How many parallel instances run the step."""
         return self._rt.task.parallelism
 
     def get_max_number_of_parallel_subtasks(self) -> int:
+        """The number of key groups (the maximum parallelism)."""
         return self._rt.task.max_parallelism
 
     def get_index_of_this_subtask(self) -> int:
+        """This instance's index, from 0."""
         return self._rt.task.subtask_index
 
     def get_attempt_number(self) -> int:
+        """How many times this instance was restarted (0 on the first run)."""
         return self._rt.task.attempt_number
 
     def get_task_name_with_subtasks(self) -> str:
+        """The task name with this instance's number, as Flink shows it: ``name (2/4)#0``."""
         task = self._rt.task
         return f"{task.task_name} ({task.subtask_index + 1}/{task.parallelism})#{task.attempt_number}"
 
     def get_job_parameter(self, key: str, default_value: str) -> str:
+        """The job parameter ``key`` (``ExecutionConfig.set_global_job_parameters``), else
+        ``default_value``."""
         return self._rt.task.job_parameters.get(key, default_value)
 
     def get_metrics_group(self) -> MetricGroup:
+        """This instance's metrics (counters, meters, gauges, distributions; kept in process)."""
         return self._metrics
 
     def get_state(self, state_descriptor: ValueStateDescriptor[T]) -> _ValueState[T]:
@@ -147,20 +86,24 @@ class RuntimeContext:
         return state
 
     def get_list_state(self, state_descriptor: ListStateDescriptor[T]) -> _ListState[T]:
+        """The ListState of ``state_descriptor`` for the current key."""
         state: _ListState[T] = self._rt.get_state(state_descriptor._spec())
         return state
 
     def get_map_state(self, state_descriptor: MapStateDescriptor[K, V]) -> MapState[K, V]:
+        """The MapState of ``state_descriptor`` for the current key."""
         state: MapState[K, V] = self._rt.get_state(state_descriptor._spec())
         return state
 
     def get_reducing_state(self, state_descriptor: ReducingStateDescriptor[T]) -> _ReducingState[T]:
+        """The ReducingState of ``state_descriptor`` for the current key."""
         state: _ReducingState[T] = self._rt.get_state(state_descriptor._spec())
         return state
 
     def get_aggregating_state(
         self, state_descriptor: AggregatingStateDescriptor[IN, ACC, OUT]
     ) -> _AggregatingState[IN, OUT]:
+        """The AggregatingState of ``state_descriptor`` for the current key."""
         state: _AggregatingState[IN, OUT] = self._rt.get_state(state_descriptor._spec())
         return state
 
@@ -173,72 +116,88 @@ class Function(abc.ABC):  # noqa: B024 - every hook is optional, as in PyFlink
     ``close()`` after the last. Every function can use state (PyFlink has no RichFunction)."""
 
     def open(self, runtime_context: RuntimeContext) -> None:  # noqa: B027
+        """Called once per parallel instance before the first element: get state handles here."""
         pass
 
     def close(self) -> None:  # noqa: B027
+        """Called once per parallel instance after the last element."""
         pass
 
 
 class MapFunction(Function, Generic[IN, OUT]):
     @abc.abstractmethod
-    def map(self, value: IN) -> OUT: ...
+    def map(self, value: IN) -> OUT:
+        """The one output for ``value``."""
 
 
 class FlatMapFunction(Function, Generic[IN, OUT]):
     @abc.abstractmethod
-    def flat_map(self, value: IN) -> Iterable[OUT] | None: ...
+    def flat_map(self, value: IN) -> Iterable[OUT] | None:
+        """The outputs for ``value``: return or yield any number of them (None: none)."""
 
 
 class FilterFunction(Function, Generic[IN]):
     @abc.abstractmethod
-    def filter(self, value: IN) -> bool: ...
+    def filter(self, value: IN) -> bool:
+        """Whether ``value`` stays in the stream."""
 
 
 class ReduceFunction(Function, Generic[T]):
     @abc.abstractmethod
-    def reduce(self, value1: T, value2: T) -> T: ...
+    def reduce(self, value1: T, value2: T) -> T:
+        """``value1`` (the result so far) combined with ``value2`` (the new value)."""
 
 
 class AggregateFunction(Function, Generic[IN, ACC, OUT]):
     @abc.abstractmethod
-    def create_accumulator(self) -> ACC: ...
+    def create_accumulator(self) -> ACC:
+        """A new, empty accumulator."""
 
     @abc.abstractmethod
-    def add(self, value: IN, accumulator: ACC) -> ACC: ...
+    def add(self, value: IN, accumulator: ACC) -> ACC:
+        """``accumulator`` with ``value`` added; may update and return the same object."""
 
     @abc.abstractmethod
-    def get_result(self, accumulator: ACC) -> OUT: ...
+    def get_result(self, accumulator: ACC) -> OUT:
+        """The aggregate's result for ``accumulator``."""
 
     def merge(self, acc_a: ACC, acc_b: ACC) -> ACC:
+        """Two accumulators merged into one (needed only for merging windows)."""
         raise NotImplementedError("AggregateFunction.merge is needed only for merging windows")
 
 
 class KeySelector(Function, Generic[IN, K]):
     @abc.abstractmethod
-    def get_key(self, value: IN) -> K: ...
+    def get_key(self, value: IN) -> K:
+        """The key of ``value``."""
 
 
 class CoMapFunction(Function, Generic[IN, T, OUT]):
     @abc.abstractmethod
-    def map1(self, value: IN) -> OUT: ...
+    def map1(self, value: IN) -> OUT:
+        """The one output for a value of the first stream."""
 
     @abc.abstractmethod
-    def map2(self, value: T) -> OUT: ...
+    def map2(self, value: T) -> OUT:
+        """The one output for a value of the second stream."""
 
 
 class CoFlatMapFunction(Function, Generic[IN, T, OUT]):
     @abc.abstractmethod
-    def flat_map1(self, value: IN) -> Iterable[OUT] | None: ...
+    def flat_map1(self, value: IN) -> Iterable[OUT] | None:
+        """The outputs for a value of the first stream (return or yield them)."""
 
     @abc.abstractmethod
-    def flat_map2(self, value: T) -> Iterable[OUT] | None: ...
+    def flat_map2(self, value: T) -> Iterable[OUT] | None:
+        """The outputs for a value of the second stream (return or yield them)."""
 
 
 class SinkFunction(Function, Generic[IN]):
     """Receives every element of a stream (``DataStream.add_sink``)."""
 
     @abc.abstractmethod
-    def invoke(self, value: IN) -> None: ...
+    def invoke(self, value: IN) -> None:
+        """Receive one value of the stream."""
 
 
 # Contexts. -----------------------------------------------------------------------------------
@@ -248,31 +207,38 @@ class BaseContext(abc.ABC):
     """What every process-function context offers."""
 
     @abc.abstractmethod
-    def timer_service(self) -> TimerService: ...
+    def timer_service(self) -> TimerService:
+        """The timer service: current time and watermark; timers on keyed streams."""
 
     @abc.abstractmethod
-    def timestamp(self) -> int | None: ...
+    def timestamp(self) -> int | None:
+        """The current element's event timestamp (ms), or None when it has none."""
 
 
 class KeyedContext(BaseContext):
     @abc.abstractmethod
-    def get_current_key(self) -> Any: ...
+    def get_current_key(self) -> Any:
+        """The key of the current element (or of the firing timer)."""
 
 
 class TimerContext(KeyedContext):
     @abc.abstractmethod
-    def time_domain(self) -> TimeDomain: ...
+    def time_domain(self) -> TimeDomain:
+        """Whether the firing timer is an event-time or a processing-time timer."""
 
 
 class ReadOnlyBroadcastContext(BaseContext):
     @abc.abstractmethod
-    def get_broadcast_state(self, state_descriptor: MapStateDescriptor[K, V]) -> Any: ...
+    def get_broadcast_state(self, state_descriptor: MapStateDescriptor[K, V]) -> Any:
+        """The broadcast state of ``state_descriptor`` (writable only in ``process_broadcast_element``)."""
 
     @abc.abstractmethod
-    def current_processing_time(self) -> int: ...
+    def current_processing_time(self) -> int:
+        """The processing time (epoch ms)."""
 
     @abc.abstractmethod
-    def current_watermark(self) -> int: ...
+    def current_watermark(self) -> int:
+        """The current event-time watermark (ms)."""
 
 
 class _Ctx(TimerContext, ReadOnlyBroadcastContext):
@@ -317,7 +283,8 @@ class ProcessFunction(Function, Generic[IN, OUT]):
     Context: TypeAlias = BaseContext
 
     @abc.abstractmethod
-    def process_element(self, value: IN, ctx: BaseContext) -> Iterable[OUT] | None: ...
+    def process_element(self, value: IN, ctx: BaseContext) -> Iterable[OUT] | None:
+        """The outputs for ``value`` (return or yield them; ``yield tag, v`` for a side output)."""
 
 
 class KeyedProcessFunction(Function, Generic[K, IN, OUT]):
@@ -327,9 +294,12 @@ class KeyedProcessFunction(Function, Generic[K, IN, OUT]):
     OnTimerContext: TypeAlias = TimerContext
 
     @abc.abstractmethod
-    def process_element(self, value: IN, ctx: KeyedContext) -> Iterable[OUT] | None: ...
+    def process_element(self, value: IN, ctx: KeyedContext) -> Iterable[OUT] | None:
+        """The outputs for ``value`` of the current key (``ctx.get_current_key()``), with its
+        keyed state and timers."""
 
     def on_timer(self, timestamp: int, ctx: TimerContext) -> Iterable[OUT] | None:
+        """The outputs when a timer registered for the current key fires at ``timestamp``."""
         return None
 
 
@@ -337,10 +307,12 @@ class CoProcessFunction(Function, Generic[IN, T, OUT]):
     Context: TypeAlias = BaseContext
 
     @abc.abstractmethod
-    def process_element1(self, value: IN, ctx: BaseContext) -> Iterable[OUT] | None: ...
+    def process_element1(self, value: IN, ctx: BaseContext) -> Iterable[OUT] | None:
+        """The outputs for a value of the first stream."""
 
     @abc.abstractmethod
-    def process_element2(self, value: T, ctx: BaseContext) -> Iterable[OUT] | None: ...
+    def process_element2(self, value: T, ctx: BaseContext) -> Iterable[OUT] | None:
+        """The outputs for a value of the second stream."""
 
 
 class KeyedCoProcessFunction(Function, Generic[K, IN, T, OUT]):
@@ -348,12 +320,15 @@ class KeyedCoProcessFunction(Function, Generic[K, IN, T, OUT]):
     OnTimerContext: TypeAlias = TimerContext
 
     @abc.abstractmethod
-    def process_element1(self, value: IN, ctx: KeyedContext) -> Iterable[OUT] | None: ...
+    def process_element1(self, value: IN, ctx: KeyedContext) -> Iterable[OUT] | None:
+        """The outputs for a value of the first stream, with the current key's state and timers."""
 
     @abc.abstractmethod
-    def process_element2(self, value: T, ctx: KeyedContext) -> Iterable[OUT] | None: ...
+    def process_element2(self, value: T, ctx: KeyedContext) -> Iterable[OUT] | None:
+        """The outputs for a value of the second stream, with the current key's state and timers."""
 
     def on_timer(self, timestamp: int, ctx: TimerContext) -> Iterable[OUT] | None:
+        """The outputs when a timer registered for the current key fires at ``timestamp``."""
         return None
 
 
@@ -365,10 +340,12 @@ class BroadcastProcessFunction(Function, Generic[IN, T, OUT]):
     ReadOnlyContext: TypeAlias = ReadOnlyBroadcastContext
 
     @abc.abstractmethod
-    def process_element(self, value: IN, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None: ...
+    def process_element(self, value: IN, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None:
+        """The outputs for a value of the non-broadcast stream (broadcast state read-only)."""
 
     @abc.abstractmethod
-    def process_broadcast_element(self, value: T, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None: ...
+    def process_broadcast_element(self, value: T, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None:
+        """The outputs for a broadcast value (broadcast state writable)."""
 
 
 class KeyedBroadcastProcessFunction(Function, Generic[K, IN, T, OUT]):
@@ -379,12 +356,16 @@ class KeyedBroadcastProcessFunction(Function, Generic[K, IN, T, OUT]):
     OnTimerContext: TypeAlias = TimerContext
 
     @abc.abstractmethod
-    def process_element(self, value: IN, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None: ...
+    def process_element(self, value: IN, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None:
+        """The outputs for a value of the keyed stream, with its keyed state and timers
+        (broadcast state read-only)."""
 
     @abc.abstractmethod
-    def process_broadcast_element(self, value: T, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None: ...
+    def process_broadcast_element(self, value: T, ctx: ReadOnlyBroadcastContext) -> Iterable[OUT] | None:
+        """The outputs for a broadcast value (broadcast state writable)."""
 
     def on_timer(self, timestamp: int, ctx: TimerContext) -> Iterable[OUT] | None:
+        """The outputs when a timer registered for the current key fires at ``timestamp``."""
         return None
 
 
@@ -399,22 +380,28 @@ class ReadOnlyBroadcastState(Generic[K, V]):
         self._data = data
 
     def get(self, key: K) -> V | None:
+        """The value for ``key``, or None."""
         value: V | None = self._data.get(key)
         return value
 
     def contains(self, key: K) -> bool:
+        """Whether ``key`` has a value."""
         return key in self._data
 
     def items(self) -> Iterator[tuple[K, V]]:
+        """The (key, value) pairs."""
         return iter(list(self._data.items()))
 
     def keys(self) -> Iterator[K]:
+        """The keys."""
         return iter(list(self._data))
 
     def values(self) -> Iterator[V]:
+        """The values."""
         return iter(list(self._data.values()))
 
     def is_empty(self) -> bool:
+        """Whether the map has no entries."""
         return not self._data
 
     def __getitem__(self, key: K) -> V | None:
@@ -431,17 +418,21 @@ class BroadcastState(ReadOnlyBroadcastState[K, V]):
     """A broadcast map, writable (in ``process_broadcast_element``)."""
 
     def put(self, key: K, value: V) -> None:
+        """Set the value for ``key``."""
         self._data[key] = value
 
     def put_all(self, entries: Any) -> None:
+        """Set every (key, value) of ``entries`` (a mapping or pairs)."""
         pairs = entries.items() if hasattr(entries, "items") else entries
         for k, v in pairs:
             self._data[k] = v
 
     def remove(self, key: K) -> None:
+        """Remove ``key`` (nothing happens when it has no value)."""
         self._data.pop(key, None)
 
     def clear(self) -> None:
+        """Remove every entry."""
         self._data.clear()
 
     def __setitem__(self, key: K, value: V) -> None:

@@ -215,18 +215,23 @@ class StateTtlConfig:
         return StateTtlConfig.Builder(ttl)
 
     def get_update_type(self) -> StateTtlConfig.UpdateType:
+        """When an entry's time-to-live restarts (on create and write, or also on read)."""
         return self._update_type
 
     def get_state_visibility(self) -> StateTtlConfig.StateVisibility:
+        """Whether an expired entry not yet cleaned up may still be read."""
         return self._state_visibility
 
     def get_ttl(self) -> Time:
+        """How long an entry lives."""
         return self._ttl
 
     def get_ttl_time_characteristic(self) -> StateTtlConfig.TtlTimeCharacteristic:
+        """The time TTL is measured in (processing time)."""
         return self._ttl_time_characteristic
 
     def get_cleanup_strategies(self) -> StateTtlConfig.CleanupStrategies:
+        """How expired entries are removed."""
         return self._cleanup_strategies
 
     def is_enabled(self) -> bool:

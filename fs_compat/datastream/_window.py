@@ -19,7 +19,9 @@ from fs_compat.runtime import MAX_TIMESTAMP, MIN_TIMESTAMP
 from ._descriptors import ReducingStateDescriptor, StateDescriptor, ValueStateDescriptor
 
 if TYPE_CHECKING:
-    from ._functions import MetricGroup, RuntimeContext
+    from fs_compat.metrics import MetricGroup
+
+    from ._functions import RuntimeContext
 
 T = TypeVar("T", default=Any)
 W = TypeVar("W", default=Any)
@@ -50,7 +52,8 @@ class Window(abc.ABC):
     ``max_timestamp()``."""
 
     @abc.abstractmethod
-    def max_timestamp(self) -> int: ...
+    def max_timestamp(self) -> int:
+        """The largest timestamp (ms) that still belongs to the window."""
 
 
 @functools.total_ordering
@@ -134,6 +137,7 @@ class GlobalWindow(Window):
 
     @staticmethod
     def get() -> GlobalWindow:
+        """The one global window."""
         return GlobalWindow()
 
     def max_timestamp(self) -> int:
@@ -159,9 +163,11 @@ class TimeWindowSerializer:
     """Writes a TimeWindow as 16 bytes (start, end)."""
 
     def serialize(self, element: TimeWindow, stream: BytesIO) -> None:
+        """Write ``element`` to ``stream``."""
         stream.write(_TIME_WINDOW.pack(element.start, element.end))
 
     def deserialize(self, stream: BytesIO) -> TimeWindow:
+        """Read a window from ``stream``."""
         return TimeWindow(*_TIME_WINDOW.unpack(stream.read(_TIME_WINDOW.size)))
 
 
@@ -169,9 +175,11 @@ class CountWindowSerializer:
     """Writes a CountWindow as 8 bytes (its id)."""
 
     def serialize(self, element: CountWindow, stream: BytesIO) -> None:
+        """Write ``element`` to ``stream``."""
         stream.write(_LONG.pack(element.id))
 
     def deserialize(self, stream: BytesIO) -> CountWindow:
+        """Read a window from ``stream``."""
         return CountWindow(_LONG.unpack(stream.read(_LONG.size))[0])
 
 
@@ -179,9 +187,11 @@ class GlobalWindowSerializer:
     """Writes the GlobalWindow as one zero byte."""
 
     def serialize(self, element: GlobalWindow, stream: BytesIO) -> None:
+        """Write ``element`` to ``stream``."""
         stream.write(b"\x00")
 
     def deserialize(self, stream: BytesIO) -> GlobalWindow:
+        """Read a window from ``stream``."""
         stream.read(1)
         return GlobalWindow()
 
@@ -199,9 +209,11 @@ class TriggerResult(enum.Enum):
     PURGE = (False, True)
 
     def is_fire(self) -> bool:
+        """Whether the window is evaluated (FIRE, FIRE_AND_PURGE)."""
         return bool(self.value[0])
 
     def is_purge(self) -> bool:
+        """Whether the window's contents are dropped (PURGE, FIRE_AND_PURGE)."""
         return bool(self.value[1])
 
 
@@ -296,6 +308,7 @@ class EventTimeTrigger(Trigger[Any, TimeWindow]):
 
     @staticmethod
     def create() -> EventTimeTrigger:
+        """A trigger that fires when the watermark passes the window's end."""
         return EventTimeTrigger()
 
     def __repr__(self) -> str:
@@ -329,6 +342,7 @@ class ProcessingTimeTrigger(Trigger[Any, TimeWindow]):
 
     @staticmethod
     def create() -> ProcessingTimeTrigger:
+        """A trigger that fires when the processing time passes the window's end."""
         return ProcessingTimeTrigger()
 
     def __repr__(self) -> str:
@@ -402,6 +416,8 @@ class ContinuousEventTimeTrigger(_ContinuousTrigger):
 
     @staticmethod
     def of(interval: Any) -> ContinuousEventTimeTrigger:
+        """A trigger that fires every ``interval`` of event time (a Time/Duration or ms) and at
+        the window's end."""
         return ContinuousEventTimeTrigger(_millis("interval", interval))
 
     def on_element(
@@ -431,6 +447,7 @@ class ContinuousProcessingTimeTrigger(_ContinuousTrigger):
 
     @staticmethod
     def of(interval: Any) -> ContinuousProcessingTimeTrigger:
+        """A trigger that fires every ``interval`` of processing time (a Time/Duration or ms)."""
         return ContinuousProcessingTimeTrigger(_millis("interval", interval))
 
     def on_element(
@@ -459,6 +476,7 @@ class PurgingTrigger(Trigger[T, Window]):
 
     @staticmethod
     def of(nested_trigger: Trigger[T, Any]) -> PurgingTrigger[T]:
+        """``nested_trigger``, with every FIRE turned into FIRE_AND_PURGE."""
         return PurgingTrigger(nested_trigger)
 
     @staticmethod
@@ -506,6 +524,7 @@ class CountTrigger(Trigger[Any, Any]):
 
     @staticmethod
     def of(window_size: int) -> CountTrigger:
+        """A trigger that fires when the window holds ``window_size`` elements."""
         return CountTrigger(window_size)
 
     def on_element(
@@ -578,16 +597,20 @@ class WindowAssigner(abc.ABC, Generic[T, W]):
     @abc.abstractmethod
     def assign_windows(
         self, element: T, timestamp: int, context: WindowAssigner.WindowAssignerContext
-    ) -> Collection[W]: ...
+    ) -> Collection[W]:
+        """The windows ``element`` (with ``timestamp``) belongs to."""
 
     @abc.abstractmethod
-    def get_default_trigger(self, env: Any) -> Trigger[T, W]: ...
+    def get_default_trigger(self, env: Any) -> Trigger[T, W]:
+        """The trigger used when ``WindowedStream.trigger`` sets none."""
 
     @abc.abstractmethod
-    def get_window_serializer(self) -> Any: ...
+    def get_window_serializer(self) -> Any:
+        """How the assigner's windows are written."""
 
     @abc.abstractmethod
-    def is_event_time(self) -> bool: ...
+    def is_event_time(self) -> bool:
+        """Whether windows are in event time (else processing time)."""
 
 
 class MergingWindowAssigner(WindowAssigner[T, W]):
@@ -599,16 +622,16 @@ class MergingWindowAssigner(WindowAssigner[T, W]):
             """``to_be_merged`` become ``merge_result``."""
 
     @abc.abstractmethod
-    def merge_windows(
-        self, windows: Iterable[W], callback: MergingWindowAssigner.MergeCallback[W]
-    ) -> None: ...
+    def merge_windows(self, windows: Iterable[W], callback: MergingWindowAssigner.MergeCallback[W]) -> None:
+        """Merge windows that overlap: ``callback(merged, result)`` for each merge."""
 
 
 class SessionWindowTimeGapExtractor(abc.ABC):
     """Gives the session gap (ms) for an element, for dynamic session windows."""
 
     @abc.abstractmethod
-    def extract(self, element: Any) -> int: ...
+    def extract(self, element: Any) -> int:
+        """The session gap (ms) after ``element``."""
 
 
 class _TimeWindows(WindowAssigner[Any, TimeWindow]):
@@ -648,6 +671,7 @@ class _TumblingWindows(_TimeWindows):
 
     @classmethod
     def of(cls: type[_Tumbling], size: Any, offset: Any = None) -> _Tumbling:
+        """Tumbling windows of ``size`` (a Time/Duration or ms), shifted by ``offset``."""
         return cls(_millis("size", size), 0 if offset is None else _millis("offset", offset))
 
     def assign_windows(
@@ -686,6 +710,7 @@ class _SlidingWindows(_TimeWindows):
 
     @classmethod
     def of(cls: type[_Sliding], size: Any, slide: Any, offset: Any = None) -> _Sliding:
+        """Windows of ``size`` every ``slide`` (Time/Duration or ms), shifted by ``offset``."""
         return cls(
             _millis("size", size),
             _millis("slide", slide),
@@ -783,10 +808,12 @@ class EventTimeSessionWindows(_FixedGapSessions):
 
     @staticmethod
     def with_gap(size: Any) -> EventTimeSessionWindows:
+        """Event-time sessions that end after a gap of ``size`` (a Time/Duration or ms)."""
         return EventTimeSessionWindows(_millis("size", size))
 
     @staticmethod
     def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> DynamicEventTimeSessionWindows:
+        """Event-time sessions whose gap after each element ``extractor`` gives."""
         return DynamicEventTimeSessionWindows(extractor)
 
 
@@ -797,10 +824,12 @@ class ProcessingTimeSessionWindows(_FixedGapSessions):
 
     @staticmethod
     def with_gap(size: Any) -> ProcessingTimeSessionWindows:
+        """Processing-time sessions that end after a gap of ``size`` (a Time/Duration or ms)."""
         return ProcessingTimeSessionWindows(_millis("size", size))
 
     @staticmethod
     def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> DynamicProcessingTimeSessionWindows:
+        """Processing-time sessions whose gap after each element ``extractor`` gives."""
         return DynamicProcessingTimeSessionWindows(extractor)
 
 
@@ -811,6 +840,7 @@ class DynamicEventTimeSessionWindows(_DynamicGapSessions):
 
     @staticmethod
     def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> DynamicEventTimeSessionWindows:
+        """Event-time sessions whose gap after each element ``extractor`` gives."""
         return DynamicEventTimeSessionWindows(extractor)
 
 
@@ -821,6 +851,7 @@ class DynamicProcessingTimeSessionWindows(_DynamicGapSessions):
 
     @staticmethod
     def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> DynamicProcessingTimeSessionWindows:
+        """Processing-time sessions whose gap after each element ``extractor`` gives."""
         return DynamicProcessingTimeSessionWindows(extractor)
 
 
@@ -829,6 +860,7 @@ class GlobalWindows(WindowAssigner[Any, GlobalWindow]):
 
     @staticmethod
     def create() -> GlobalWindows:
+        """One window for all elements (of a key); it fires only with a custom trigger."""
         return GlobalWindows()
 
     def assign_windows(
@@ -874,6 +906,7 @@ class CountTumblingWindowAssigner(WindowAssigner[Any, CountWindow]):
 
     @staticmethod
     def of(window_size: int) -> CountTumblingWindowAssigner:
+        """Tumbling windows of ``window_size`` elements."""
         return CountTumblingWindowAssigner(window_size)
 
     def assign_windows(
@@ -906,6 +939,7 @@ class CountSlidingWindowAssigner(WindowAssigner[Any, CountWindow]):
 
     @staticmethod
     def of(window_size: int, window_slide: int) -> CountSlidingWindowAssigner:
+        """Windows of ``window_size`` elements, every ``window_slide`` elements."""
         return CountSlidingWindowAssigner(window_size, window_slide)
 
     def assign_windows(
@@ -943,14 +977,17 @@ class TimestampedValue(Generic[T]):
         self._timestamp = timestamp
 
     def get_value(self) -> T:
+        """The value."""
         return self._value
 
     def get_timestamp(self) -> int:
+        """The value's timestamp (ms)."""
         if self._timestamp is None:
             raise ValueError(f"element {self._value!r} has no timestamp")
         return self._timestamp
 
     def has_timestamp(self) -> bool:
+        """Whether the value has a timestamp."""
         return self._timestamp is not None
 
     def __repr__(self) -> str:
@@ -979,7 +1016,8 @@ class Evictor(abc.ABC, Generic[T, W]):
         size: int,
         window: W,
         evictor_context: Evictor.EvictorContext,
-    ) -> None: ...
+    ) -> None:
+        """Remove elements from ``elements`` before the window function sees them."""
 
     @abc.abstractmethod
     def evict_after(
@@ -988,7 +1026,8 @@ class Evictor(abc.ABC, Generic[T, W]):
         size: int,
         window: W,
         evictor_context: Evictor.EvictorContext,
-    ) -> None: ...
+    ) -> None:
+        """Remove elements from ``elements`` after the window function saw them."""
 
 
 class _BeforeOrAfter(Evictor[Any, Window]):
@@ -1020,6 +1059,7 @@ class CountEvictor(_BeforeOrAfter):
 
     @staticmethod
     def of(max_count: int, do_evict_after: bool = False) -> CountEvictor:
+        """Keep at most ``max_count`` elements (the latest), before or after evaluation."""
         return CountEvictor(max_count, do_evict_after)
 
     def _evict(self, elements: list[TimestampedValue[Any]], size: int, window: Window, ctx: Any) -> None:
@@ -1039,6 +1079,7 @@ class TimeEvictor(_BeforeOrAfter):
 
     @staticmethod
     def of(window_size: Any, do_evict_after: bool = False) -> TimeEvictor:
+        """Keep elements within ``window_size`` of the latest element's timestamp."""
         return TimeEvictor(_millis("window_size", window_size), do_evict_after)
 
     def _evict(self, elements: list[TimestampedValue[Any]], size: int, window: Window, ctx: Any) -> None:
@@ -1065,6 +1106,7 @@ class DeltaEvictor(_BeforeOrAfter):
 
     @staticmethod
     def of(threshold: float, delta_function: Any, do_evict_after: bool = False) -> DeltaEvictor:
+        """Keep elements whose ``delta_function(element, last)`` is below ``threshold``."""
         return DeltaEvictor(threshold, delta_function, do_evict_after)
 
     def _evict(self, elements: list[TimestampedValue[Any]], size: int, window: Window, ctx: Any) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from fs_api_advanced import BytesCodec, IntCodec, PickleCodec
+from fs_compat.metrics import MetricGroup
 from fs_compat.runtime import (
     MAX_TIMESTAMP,
     MIN_TIMESTAMP,
@@ -35,7 +36,7 @@ from fs_compat.runtime import (
 
 from ._adapters import _outputs
 from ._descriptors import StateDescriptor
-from ._functions import Function, MetricGroup, RuntimeContext
+from ._functions import Function, RuntimeContext
 from ._window import (
     CountWindow,
     Evictor,

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeAlias, overload
+
+from typing_extensions import TypeVar
 
 from fs_api_advanced import PickleCodec
 from fs_compat.runtime import OperatorNode, StateKind, StateSpec
@@ -34,7 +36,21 @@ from ._window_operator import WindowFn, WindowOperator
 from .output_tag import OutputTag
 
 if TYPE_CHECKING:
-    from fs_compat.common import TypeInformation
+    from fs_compat.common import Duration, Time, TypeInformation
+
+    from ._data_stream import StreamExecutionEnvironment
+
+T = TypeVar("T", default=Any)
+K = TypeVar("K", default=Any)
+IN = TypeVar("IN")
+M = TypeVar("M")
+R = TypeVar("R")
+
+#: A window function of either kind (keyed or over all elements) from ``IN`` to ``R``, keyed by ``K``.
+AnyWindowFunction: TypeAlias = (
+    "WindowFunction[IN, R, K, Any] | ProcessWindowFunction[IN, R, K, Any]"
+    " | AllWindowFunction[IN, R, Any] | ProcessAllWindowFunction[IN, R, Any]"
+)
 
 #: The state holding window contents (PyFlink's name).
 WINDOW_STATE_NAME = "window-contents"
@@ -56,13 +72,14 @@ def _aggregate_all(agg: AggregateFunction[Any, Any, Any], values: list[Any]) -> 
     return [agg.get_result(acc)]
 
 
-class WindowedStream:
+class WindowedStream(Generic[T, K]):
     """A keyed stream cut into windows by a WindowAssigner; a trigger decides when each window
-    (per key) is evaluated by ``reduce``/``aggregate``/``apply``/``process``."""
+    (per key) is evaluated by ``reduce``/``aggregate``/``apply``/``process``. ``T`` is the type of
+    the stream's values, ``K`` of its keys."""
 
     _keyed_names = ("WindowFunction", "ProcessWindowFunction")
 
-    def __init__(self, keyed_stream: KeyedStream[Any], window_assigner: WindowAssigner[Any, Any]) -> None:
+    def __init__(self, keyed_stream: KeyedStream[T, K], window_assigner: WindowAssigner[T, Any]) -> None:
         if not isinstance(window_assigner, WindowAssigner):
             raise TypeError(f"window_assigner must be a WindowAssigner, got {window_assigner!r}")
         self._keyed_stream = keyed_stream
@@ -72,11 +89,13 @@ class WindowedStream:
         self._window_trigger: Trigger[Any, Any] | None = None
         self._evictor: Evictor[Any, Any] | None = None
 
-    def get_execution_environment(self) -> Any:
+    def get_execution_environment(self) -> StreamExecutionEnvironment:
+        """The environment the stream belongs to."""
         return self._keyed_stream._env
 
-    def get_input_type(self) -> Any:
-        return self._keyed_stream._output_type
+    def get_input_type(self) -> TypeInformation[T] | None:
+        """The type of the windowed stream's values (None: pickled)."""
+        return self._keyed_stream.get_type()
 
     def _contents_type(self) -> Any:
         """The type the window keeps its elements as (pickled when the stream has none)."""
@@ -84,7 +103,7 @@ class WindowedStream:
 
         return self.get_input_type() or Types.PICKLED_BYTE_ARRAY()
 
-    def trigger(self, trigger: Trigger[Any, Any]) -> WindowedStream:
+    def trigger(self, trigger: Trigger[T, Any]) -> Self:
         """The trigger that decides when windows are evaluated (default: the assigner's)."""
         if not isinstance(trigger, Trigger):
             raise TypeError(f"trigger must be a Trigger, got {trigger!r}")
@@ -95,7 +114,7 @@ class WindowedStream:
         self._window_trigger = trigger
         return self
 
-    def allowed_lateness(self, time_ms: Any) -> WindowedStream:
+    def allowed_lateness(self, time_ms: int | Time | Duration) -> Self:
         """How late (ms behind the watermark) elements may be and still update their window;
         later ones are dropped, or sent to ``side_output_late_data``. Event-time windows only."""
         to_ms = getattr(time_ms, "to_milliseconds", None)
@@ -105,14 +124,14 @@ class WindowedStream:
         self._allowed_lateness = lateness
         return self
 
-    def side_output_late_data(self, output_tag: OutputTag[Any]) -> WindowedStream:
+    def side_output_late_data(self, output_tag: OutputTag[T]) -> Self:
         """Send elements too late for their window to this side output."""
         if not isinstance(output_tag, OutputTag):
             raise TypeError(f"output_tag must be an OutputTag, got {output_tag!r}")
         self._late_data_output_tag = output_tag
         return self
 
-    def evictor(self, evictor: Evictor[Any, Any]) -> WindowedStream:
+    def evictor(self, evictor: Evictor[T, Any]) -> Self:
         """fs-compat extension (Java Flink's ``evictor``; PyFlink has none): remove elements from
         a window before/after the window function sees them. Windows then keep every element,
         also for ``reduce``/``aggregate``."""
@@ -131,10 +150,24 @@ class WindowedStream:
             return "process"
         raise TypeError("window_function should be a WindowFunction or ProcessWindowFunction")
 
+    @overload
     def reduce(
         self,
-        reduce_function: ReduceFunction[Any] | Callable[[Any, Any], Any],
-        window_function: Any = None,
+        reduce_function: ReduceFunction[T] | Callable[[T, T], T],
+        window_function: None = None,
+        output_type: TypeInformation[Any] | None = None,
+    ) -> DataStream[T]: ...
+    @overload
+    def reduce(
+        self,
+        reduce_function: ReduceFunction[T] | Callable[[T, T], T],
+        window_function: AnyWindowFunction[T, R, K],
+        output_type: TypeInformation[Any] | None = None,
+    ) -> DataStream[R]: ...
+    def reduce(
+        self,
+        reduce_function: ReduceFunction[T] | Callable[[T, T], T],
+        window_function: AnyWindowFunction[T, Any, K] | None = None,
         output_type: TypeInformation[Any] | None = None,
     ) -> DataStream[Any]:
         """Reduce each window's elements incrementally; ``window_function`` (optional) gets the
@@ -147,11 +180,27 @@ class WindowedStream:
         pre = None if self._evictor is None else functools.partial(_reduce_all, reduce)
         return self._build(window_function, mode, descriptor._spec(), pre, output_type)
 
+    @overload
     def aggregate(
         self,
-        aggregate_function: AggregateFunction[Any, Any, Any],
-        window_function: Any = None,
-        accumulator_type: Any = None,
+        aggregate_function: AggregateFunction[T, Any, R],
+        window_function: None = None,
+        accumulator_type: TypeInformation[Any] | list[TypeInformation[Any]] | None = None,
+        output_type: TypeInformation[Any] | None = None,
+    ) -> DataStream[R]: ...
+    @overload
+    def aggregate(
+        self,
+        aggregate_function: AggregateFunction[T, Any, M],
+        window_function: AnyWindowFunction[M, R, K],
+        accumulator_type: TypeInformation[Any] | list[TypeInformation[Any]] | None = None,
+        output_type: TypeInformation[Any] | None = None,
+    ) -> DataStream[R]: ...
+    def aggregate(
+        self,
+        aggregate_function: AggregateFunction[T, Any, Any],
+        window_function: AnyWindowFunction[Any, Any, K] | None = None,
+        accumulator_type: TypeInformation[Any] | list[TypeInformation[Any]] | None = None,
         output_type: TypeInformation[Any] | None = None,
     ) -> DataStream[Any]:
         """Aggregate each window's elements incrementally with an AggregateFunction;
@@ -167,7 +216,9 @@ class WindowedStream:
         pre = None if self._evictor is None else functools.partial(_aggregate_all, aggregate_function)
         return self._build(window_function, mode, descriptor._spec(), pre, output_type)
 
-    def apply(self, window_function: Any, output_type: TypeInformation[Any] | None = None) -> DataStream[Any]:
+    def apply(
+        self, window_function: WindowFunction[T, R, K, Any], output_type: TypeInformation[Any] | None = None
+    ) -> DataStream[R]:
         """Evaluate each window with a WindowFunction over all its elements."""
         if not isinstance(window_function, WindowFunction):
             raise TypeError("window_function should be a WindowFunction")
@@ -175,8 +226,10 @@ class WindowedStream:
         return self._build(window_function, "apply", spec, None, output_type)
 
     def process(
-        self, process_window_function: Any, output_type: TypeInformation[Any] | None = None
-    ) -> DataStream[Any]:
+        self,
+        process_window_function: ProcessWindowFunction[T, R, K, Any],
+        output_type: TypeInformation[Any] | None = None,
+    ) -> DataStream[R]:
         """Evaluate each window with a ProcessWindowFunction over all its elements."""
         if not isinstance(process_window_function, ProcessWindowFunction):
             raise TypeError("process_window_function should be a ProcessWindowFunction")
@@ -240,28 +293,12 @@ class WindowedStream:
         pass
 
 
-class AllWindowedStream(WindowedStream):
+class AllWindowedStream(WindowedStream[T, int]):
     """A (non-keyed) stream cut into windows over all its elements; evaluated by one task, as
     in Flink. The window functions are AllWindowFunction / ProcessAllWindowFunction."""
 
-    def __init__(self, data_stream: DataStream[Any], window_assigner: WindowAssigner[Any, Any]) -> None:
+    def __init__(self, data_stream: DataStream[T], window_assigner: WindowAssigner[T, Any]) -> None:
         super().__init__(data_stream.key_by(_null_byte_key), window_assigner)
-
-    def trigger(self, trigger: Trigger[Any, Any]) -> AllWindowedStream:
-        super().trigger(trigger)
-        return self
-
-    def allowed_lateness(self, time_ms: Any) -> AllWindowedStream:
-        super().allowed_lateness(time_ms)
-        return self
-
-    def side_output_late_data(self, output_tag: OutputTag[Any]) -> AllWindowedStream:
-        super().side_output_late_data(output_tag)
-        return self
-
-    def evictor(self, evictor: Evictor[Any, Any]) -> AllWindowedStream:
-        super().evictor(evictor)
-        return self
 
     def _mode(self, window_function: Any) -> str:
         if window_function is None:
@@ -275,16 +312,20 @@ class AllWindowedStream(WindowedStream):
     def _mode_for(self, mode: str) -> str:
         return mode if mode == "pass" else f"{mode}_all"
 
-    def apply(self, window_function: Any, output_type: TypeInformation[Any] | None = None) -> DataStream[Any]:
+    def apply(  # type: ignore[override]
+        self, window_function: AllWindowFunction[T, R, Any], output_type: TypeInformation[Any] | None = None
+    ) -> DataStream[R]:
         """Evaluate each window with an AllWindowFunction over all its elements."""
         if not isinstance(window_function, AllWindowFunction):
             raise TypeError("window_function should be a AllWindowFunction")
         spec = ListStateDescriptor(WINDOW_STATE_NAME, self._contents_type())._spec()
         return self._build(window_function, "apply", spec, None, output_type)
 
-    def process(
-        self, process_window_function: Any, output_type: TypeInformation[Any] | None = None
-    ) -> DataStream[Any]:
+    def process(  # type: ignore[override]
+        self,
+        process_window_function: ProcessAllWindowFunction[T, R, Any],
+        output_type: TypeInformation[Any] | None = None,
+    ) -> DataStream[R]:
         """Evaluate each window with a ProcessAllWindowFunction over all its elements."""
         if not isinstance(process_window_function, ProcessAllWindowFunction):
             raise TypeError("process_window_function should be a ProcessAllWindowFunction")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Any, Generic
 
 from typing_extensions import TypeVar
+
+if typing.TYPE_CHECKING:
+    from fs_compat.common import TypeInformation
 
 _T = TypeVar("_T", default=Any)
 
@@ -17,7 +21,7 @@ class OutputTag(Generic[_T]):
     'late'
     """
 
-    def __init__(self, tag_id: str, type_info: Any = None) -> None:
+    def __init__(self, tag_id: str, type_info: TypeInformation[_T] | None = None) -> None:
         if not tag_id:
             raise ValueError("OutputTag tag_id cannot be None or empty string")
         self.tag_id = tag_id

@@ -27,6 +27,7 @@ import attrs
 from fs_compat.common import Configuration, Row, WatermarkStrategy
 from fs_compat.common.watermark_strategy import TimestampAssigner
 from fs_compat.datastream import SinkFunction, StreamExecutionEnvironment
+from fs_compat.execution import SPARK, TARGET_KEY, check_target
 from fs_compat.runtime import JobSummary, RecordTimeClock
 
 from .fraud_detection import TRANSACTION, Alert, build, read_transactions
@@ -67,12 +68,13 @@ class DemoResult:
 
 
 def run_demo(
-    *, target: str = "spark", master: str | None = None, sample: list[Row] | None = None
+    *, target: str = SPARK, master: str | None = None, sample: list[Row] | None = None
 ) -> DemoResult:
     """Run the fraud-detection job over ``sample`` (default: the bundled one) on ``target``
-    (``spark`` or ``local``), with processing time driven by the transactions' timestamps."""
+    (``spark`` or ``local``: ``fs_compat.execution.TARGETS``), with processing time driven by
+    the transactions' timestamps."""
     config = Configuration()
-    config.set_string("execution.target", target)
+    config.set_string(TARGET_KEY, check_target(target))
     if master is not None:
         config.set_string("spark.master", master)
     env = StreamExecutionEnvironment.get_execution_environment(config)

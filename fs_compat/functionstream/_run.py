@@ -10,9 +10,9 @@ from typing import Any
 import attrs
 
 from fs_api_advanced import BytesCodec, Codec, IntCodec, StringCodec
-from fs_compat.common import Types
-from fs_compat.common._row import _create_row
-from fs_compat.common._typeinfo import RowTypeInfo
+from fs_compat.common import RowTypeInfo, Types
+from fs_compat.common.internal import create_row
+from fs_compat.execution import LOCAL, run_plan, spark_dataframe
 from fs_compat.runtime import (
     MAX_PARALLELISM,
     Edge,
@@ -21,7 +21,6 @@ from fs_compat.runtime import (
     OperatorNode,
     SinkNode,
     SourceNode,
-    run_local,
 )
 
 from ._operator import NO_KEY, ProcessorOperator, processor_factory
@@ -156,7 +155,7 @@ def _records_layout(records: Iterable[Any], key_column: str | None) -> tuple[_La
     if key_column is not None and key_column in present and key_column not in names:
         names.append(key_column)
     key_index = _key_column(names, key_column, "the records")
-    values = [_create_row(names, [row.get(n) for n in names]) for row in rows]
+    values = [create_row(names, [row.get(n) for n in names]) for row in rows]
     layout = _Layout(
         tuple(names), 0, names.index("source_id") if "source_id" in names else None, key_index, None
     )
@@ -238,11 +237,7 @@ def run_processor(
     source = ExternalSourceNode("DataFrame Source", handle=df, unbounded=bool(df.isStreaming))
     node = _step(source, layout, processor, config, watermarks)
     cfg = _config(layout, parallelism, spark.sparkContext.defaultParallelism, max_parallelism)
-    from fs_compat.spark import batch_dataframe, stream_dataframe
-
-    if df.isStreaming:
-        return stream_dataframe(spark, node, None, cfg, output_type(watermarks))
-    return batch_dataframe(spark, node, None, cfg, output_type(watermarks))
+    return spark_dataframe(spark, node, None, cfg, output_type(watermarks))
 
 
 def run_processor_local(
@@ -281,8 +276,9 @@ def run_processor_local(
     source = SourceNode("Records", items=items)
     node = _step(source, layout, processor, config, watermarks)
     out: list[tuple[Any, ...]] = []
-    run_local(
+    run_plan(
         [SinkNode("Collect", [Edge(node)], consume=out.append)],
         _config(layout, parallelism, 1, max_parallelism),
+        target=LOCAL,
     )
     return out

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import struct
 
-from fs_api import ComplexKey, KvIterator, KvStore
-from fs_api._keys import check_part
+from fs_api import ComplexKey, KvIterator, KvStore, check_part
 from fs_compat.runtime import KeyedStateBackend, StateAccessError, key_group_bytes
 
 _LEN = struct.Struct(">I")

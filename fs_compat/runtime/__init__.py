@@ -3,7 +3,9 @@ states, the Operator interface every step implements, timers, watermarks, and th
 target. Nothing here knows PyFlink or Bytewax names; the Spark adapter runs the same code
 inside Spark tasks."""
 
+from ._batched import BatchedRunner
 from ._clocks import RecordTimeClock
+from ._errors import describe_callable, unpicklable_message
 from ._keys import MAX_PARALLELISM, KeyEncoder, key_group_bytes, subtask_of
 from ._local import LocalConfig, LocalRunner, RuntimeMode, StepError, route_key, run_local
 from ._operator import (
@@ -25,6 +27,7 @@ from ._plan import (
     TimestampNode,
     upstream_of,
 )
+from ._selectors import row_field
 from ._state import (
     NOT_KEYED_MESSAGE,
     AggregatingState,
@@ -38,12 +41,14 @@ from ._state import (
     StateKind,
     StateSpec,
     ValueState,
+    stable_pickle,
 )
 from ._subtask import SubtaskRunner
 from ._summary import (
     JobSummary,
     StepSummary,
     collect_summaries,
+    counted_push,
     publish,
     run_local_summarized,
     state_size,
@@ -54,6 +59,7 @@ from ._timers import MAX_TIMESTAMP, MIN_TIMESTAMP, TimerQueue
 __all__ = [
     "AggregatingState",
     "AppendingState",
+    "BatchedRunner",
     "Edge",
     "ExternalSourceNode",
     "JobSummary",
@@ -92,13 +98,18 @@ __all__ = [
     "TimestampNode",
     "ValueState",
     "collect_summaries",
+    "counted_push",
+    "describe_callable",
     "key_group_bytes",
     "publish",
     "route_key",
+    "row_field",
     "run_local",
     "run_local_summarized",
+    "stable_pickle",
     "state_size",
     "subtask_of",
     "summarize",
+    "unpicklable_message",
     "upstream_of",
 ]

@@ -58,23 +58,18 @@ class KeyEncoder:
         return kb, self.key_group(kb)
 
     def key_groups(self, keys: Sequence[Any]) -> list[int] | None:
-        """The key group of each of ``keys`` (``locate``'s, its memo inlined), or None when one
-        of them is None or cannot be used as a key (the caller then reports it, naming the
-        record)."""
-        memo, locate = self._memo, self.locate
+        """The key group of each of ``keys`` (``locate``'s), or None when one of them is None or
+        cannot be used as a key (the caller then reports it, naming the record)."""
+        locate = self.locate
         groups: list[int] = []
         add = groups.append
         for key in keys:
-            kind = type(key)
-            found = memo.get(key) if kind is int or kind is str else None
-            if found is None:
-                if key is None:
-                    return None
-                try:
-                    found = locate(key)
-                except TypeError:
-                    return None
-            add(found[1])
+            if key is None:
+                return None
+            try:
+                add(locate(key)[1])
+            except TypeError:
+                return None
         return groups
 
     def encode(self, key: Any) -> bytes:

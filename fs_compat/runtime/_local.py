@@ -41,22 +41,53 @@ class LocalConfig:
 
 
 def route_key(
-    step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, value: Any, parallelism: int
+    step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, value: Any, key: Any = None
 ) -> tuple[Any, bytes, int]:
-    """``(key, key bytes, subtask)`` of ``value`` on a keyed edge into ``step``; a failing key
+    """``(key, key bytes, key group)`` of ``value`` on a keyed edge into ``step``: its key (the
+    key selector's, unless ``key`` gives it already) located with ``encoder``. A failing key
     selector, or one returning None or an unusable key (unhashable, or not of the key type), is
-    a StepError naming the step, the key selector and the record."""
+    a StepError naming the step, the key selector and the record (``_unroutable``)."""
     try:
-        key = key_selector(value)
+        if key is None:
+            key = key_selector(value)
+        kb, kg = encoder.locate(key) if key is not None else _no_key()
     except Exception as exc:
-        raise _selector_failed(step, exc, value) from exc
-    if key is None:
-        raise _selector_failed(step, None, value, key_selector)
-    try:
-        kb, kg = encoder.locate(key)
-    except TypeError as exc:
-        raise _key_failed(step, exc, value, key_selector) from exc
-    return key, kb, subtask_of(kg, parallelism, encoder.max_parallelism)
+        raise _unroutable(step, key_selector, value, key, exc)  # noqa: B904 - it sets the cause
+    return key, kb, kg
+
+
+class _NoKeyError(Exception):
+    """A key selector returned None (``route_key`` reports it)."""
+
+
+def _no_key() -> tuple[bytes, int]:
+    raise _NoKeyError
+
+
+def _unroutable(
+    step: str, key_selector: Callable[[Any], Any], value: Any, key: Any, exc: Exception
+) -> StepError:
+    """The StepError for record ``value`` of ``step`` whose key cannot be located: ``exc`` is
+    what the key selector raised (``key`` None), ``_NoKeyError`` (it returned None), or what
+    locating ``key`` raised (unhashable, or not of the key type). It names the step, the record
+    and the key selector, and has ``exc`` as its cause (none for a None key)."""
+    if isinstance(exc, _NoKeyError):
+        error = StepError(
+            f"step '{step}': the key selector returned None for record {value!r}; "
+            f"key selector: {describe_callable(key_selector)}"
+        )
+    elif key is None:
+        error = StepError(
+            f"step '{step}': key selector raised {type(exc).__name__}: {exc} (record {value!r})"
+        )
+    else:
+        error = StepError(
+            f"step '{step}': the key selector returned a key that cannot be used for record {value!r}: "
+            f"{exc}; key selector: {describe_callable(key_selector)}"
+        )
+    error.__cause__ = None if isinstance(exc, _NoKeyError) else exc
+    error.__suppress_context__ = True
+    return error
 
 
 def _consumer(task: Any) -> Callable[[Any], None] | None:
@@ -65,29 +96,12 @@ def _consumer(task: Any) -> Callable[[Any], None] | None:
     return node.consume if isinstance(node, SinkNode) else None
 
 
-def _selector_failed(
-    step: str, exc: Exception | None, value: Any, selector: Callable[[Any], Any] | None = None
-) -> StepError:
-    if exc is None:
-        named = "" if selector is None else f"; key selector: {describe_callable(selector)}"
-        return StepError(f"step '{step}': the key selector returned None for record {value!r}{named}")
-    return StepError(f"step '{step}': key selector raised {type(exc).__name__}: {exc} (record {value!r})")
-
-
-def _key_failed(step: str, exc: TypeError, value: Any, selector: Callable[[Any], Any]) -> StepError:
-    """The key selector's key cannot be used: unhashable, or not of the stream's key type."""
-    return StepError(
-        f"step '{step}': the key selector returned a key that cannot be used for record {value!r}: "
-        f"{exc}; key selector: {describe_callable(selector)}"
-    )
-
-
 class _HasConfig(Protocol):
     config: LocalConfig
 
 
 class _Instance:
-    __slots__ = ("backend", "buffer", "on_watermark", "one_to_one", "op", "process", "rt")
+    __slots__ = ("backend", "buffer", "on_watermark", "one_to_one", "op", "pending", "process", "rt")
 
     def __init__(self, op: Operator, rt: OperatorRuntime) -> None:
         self.op = op
@@ -97,12 +111,15 @@ class _Instance:
         self.on_watermark = op.on_watermark if type(op).on_watermark is not Operator.on_watermark else None
         self.rt = rt
         self.backend = rt.backend
+        #: Its live processing-time timers, tested after each record (``TimerQueue.pending``).
+        self.pending = rt.processing_timers.pending
         self.buffer: dict[bytes, tuple[Any, list[tuple[int, Any, int | None]]]] = {}
 
 
 class CountedConsume:
     """A sink's ``consume`` that counts the values it is given in ``counter[0]`` (job summaries).
-    ``_Task.push_many`` calls ``consume`` itself and adds its count once per batch."""
+    A task whose one main output is this sink calls ``consume`` itself (``_Task._emit`` and
+    ``push_many``) and adds the count once per call."""
 
     __slots__ = ("consume", "counter")
 
@@ -114,9 +131,6 @@ class CountedConsume:
         self.counter[0] += 1
         self.consume(value)
 
-
-#: ``push_many``'s mark for "the one output is in ``out``" (an operator's ``one_to_one``).
-_ONE: Any = object()
 
 # How a task takes the records of one input (``_Task.push``).
 _SINK, _ASSIGN, _BROADCAST, _REBALANCE, _KEYED = range(5)
@@ -134,43 +148,37 @@ class _Task:
         self.ended = [False] * n_inputs
         self.watermark = MIN_TIMESTAMP
         self.instances: list[_Instance] = []
-        self.encoders: list[KeyEncoder | None] = [
-            KeyEncoder(e.key_codec, runner.config.max_parallelism) if e.key_selector else None
-            for e in node.inputs
-        ]
         self.max_ts: int | None = None
         self._next_instance = 0
         self._batch = runner.config.mode is RuntimeMode.BATCH
+        # How ``push`` takes each input's records and, per keyed input, ``(key selector, its
+        # key encoder, whether the encoder's key bytes and groups are the state's)``: they are
+        # when its key codec is the state's (the first keyed input's).
+        state_codec = self._key_codec()
         self._routes: list[int] = []
-        self._selectors: list[Callable[[Any], Any] | None] = []
-        for index, edge in enumerate(node.inputs):
+        self._keyed: list[tuple[Callable[[Any], Any], KeyEncoder, bool] | None] = []
+        for edge in node.inputs:
+            keyed = None
             if isinstance(node, SinkNode):
                 route = _SINK
             elif isinstance(node, TimestampNode):
                 route = _ASSIGN
             elif edge.broadcast:
                 route = _BROADCAST
-            elif self.encoders[index] is None:
+            elif edge.key_selector is None:
                 route = _REBALANCE
             else:
                 route = _KEYED
+                encoder = KeyEncoder(edge.key_codec, runner.config.max_parallelism)
+                keyed = (edge.key_selector, encoder, edge.key_codec == state_codec)
             self._routes.append(route)
-            self._selectors.append(edge.key_selector)
-        # Per keyed input whose key codec is the state's (the first keyed input's): ``(key
-        # selector, its encoder's memo, encoder)``, for ``push``'s fast path; else None.
-        state_codec = self._key_codec()
-        self._keyed: list[tuple[Callable[[Any], Any], dict[Any, tuple[bytes, int]], KeyEncoder] | None] = [
-            (sel, enc._memo, enc)
-            if route == _KEYED and sel is not None and enc is not None and edge.key_codec == state_codec
-            else None
-            for route, sel, enc, edge in zip(
-                self._routes, self._selectors, self.encoders, node.inputs, strict=True
-            )
-        ]
+            self._keyed.append(keyed)
         # Where main outputs go: ``(task, input index, sink's consume or None)``; ``_sink`` when
-        # that is one sink; ``_only``, the one instance. Set by ``start``, once ``down`` is wired.
+        # that is one sink (a counting sink's ``consume``, its counter in ``_counter``); ``_only``,
+        # the one instance. Set by ``start``, once ``down`` is wired.
         self._main: list[tuple[_Task, int, Callable[[Any], None] | None]] = []
         self._sink: Callable[[Any], None] | None = None
+        self._counter: list[int] | None = None
         self._only: _Instance | None = None
 
     # Set-up.
@@ -180,6 +188,8 @@ class _Task:
         node, cfg = self.node, self.runner.config
         self._main = [(task, index, _consumer(task)) for tag, task, index in self.down if tag is None]
         self._sink = self._main[0][2] if len(self._main) == 1 else None
+        if type(self._sink) is CountedConsume:
+            self._counter, self._sink = self._sink.counter, self._sink.consume
         if not isinstance(node, OperatorNode):
             return
         assert node.operator_factory is not None
@@ -206,26 +216,19 @@ class _Task:
                 return edge.key_codec
         return None
 
-    # Records. The per-record path: one call per step, state access and emission inlined.
+    # Records. ``push`` takes one record of one input; each reaches an instance through
+    # ``_deliver`` and every output of the step leaves through ``_emit``. ``push_many`` is the
+    # one specialised loop (see there).
     def push(self, input_index: int, value: Any, ts: int | None) -> None:
-        keyed = self._keyed[input_index]
-        if keyed is not None:
-            selector, memo, encoder = keyed
-            try:
-                key = selector(value)
-            except Exception as exc:
-                raise _selector_failed(self.node.name, exc, value) from exc
-            if key is None:
-                raise _selector_failed(self.node.name, None, value, selector)
-            kind = type(key)  # ``KeyEncoder.locate``, its memo inlined
-            found = memo.get(key) if kind is int or kind is str else None
-            try:
-                kb, kg = found if found is not None else encoder.locate(key)
-            except TypeError as exc:
-                raise _key_failed(self.node.name, exc, value, selector) from exc
+        route = self._routes[input_index]
+        if route == _KEYED:
+            keyed = self._keyed[input_index]
+            assert keyed is not None
+            selector, encoder, located = keyed
+            key, kb, kg = route_key(self.node.name, selector, encoder, value)
             inst = self._only
             if inst is None:
-                inst = self.instances[kg * len(self.instances) // encoder.max_parallelism]  # subtask_of
+                inst = self.instances[subtask_of(kg, len(self.instances), encoder.max_parallelism)]
             if self._batch:
                 entry = inst.buffer.get(kb)
                 if entry is None:
@@ -234,70 +237,31 @@ class _Task:
                 return
             backend = inst.backend
             assert backend is not None
-            backend.current_key = key
-            backend.current_key_bytes = kb
-            backend.current_key_group = kg
-            rt = inst.rt
-            rt.timestamp = ts
-            rt.input_index = input_index
-            rt.time_domain = None
-            try:
-                outs = inst.process(value, rt)
-            except StepError:
-                raise
-            except Exception as exc:
-                raise StepError(self._where(exc, key, value, "function")) from exc
-            if outs:
-                sink = self._sink
-                try:
-                    for out in outs:
-                        if isinstance(out, SideOutput):
-                            self._side_output(out, ts)
-                        elif sink is not None:
-                            sink(out)
-                        else:
-                            self._to_main(out, ts)
-                except StepError:
-                    raise
-                except Exception as exc:
-                    raise StepError(self._where(exc, key, value)) from exc
-            if rt.processing_timers._live:
+            if located:
+                backend.set_located_key(key, kb, kg)
+            else:
+                backend.set_current_key(key)
+            self._deliver(inst, input_index, value, ts, key)
+            if inst.pending:
                 self._fire_processing_timers(inst)
-            return
-        route = self._routes[input_index]
-        if route == _KEYED:  # a keyed input whose key codec is not the state's
-            key_of = self._selectors[input_index]
-            key_encoder = self.encoders[input_index]
-            assert key_of is not None and key_encoder is not None
-            key, kb, subtask = route_key(self.node.name, key_of, key_encoder, value, len(self.instances))
-            inst = self.instances[subtask]
-            if self._batch:
-                entry = inst.buffer.get(kb)
-                if entry is None:
-                    entry = inst.buffer[kb] = (key, [])
-                entry[1].append((input_index, value, ts))
-                return
-            assert inst.backend is not None
-            inst.backend.set_current_key(key)
-            self._process(inst, input_index, value, ts, key)
-            if inst.rt.processing_timers._live:
-                self._fire_processing_timers(inst)
-            return
-        if route == _SINK:
-            consume = self.node.consume  # type: ignore[attr-defined]
-            consume(value)
-            return
-        if route == _ASSIGN:
+        elif route == _SINK:
+            self.node.consume(value)  # type: ignore[attr-defined]
+        elif route == _ASSIGN:
             self._assign(value, ts)
-            return
-        if route == _BROADCAST:
+        elif route == _BROADCAST:
             for inst in self.instances:
-                self._process(inst, input_index, value, ts, None)
-            return
-        # Non-keyed input is spread round-robin over the instances (Flink's rebalance).
-        index = self._next_instance
-        self._next_instance = (index + 1) % len(self.instances)
-        self._process(self.instances[index], input_index, value, ts, None)
+                self._deliver(inst, input_index, value, ts, None)
+        else:  # a non-keyed input is spread round-robin over the instances (Flink's rebalance)
+            index = self._next_instance
+            self._next_instance = (index + 1) % len(self.instances)
+            self._deliver(self.instances[index], input_index, value, ts, None)
+
+    def route(self, input_index: int, value: Any) -> tuple[Any, bytes, int]:
+        """``(key, key bytes, key group)`` of ``value`` on keyed input ``input_index``
+        (``route_key`` with that input's key selector and encoder)."""
+        keyed = self._keyed[input_index]
+        assert keyed is not None
+        return route_key(self.node.name, keyed[0], keyed[1], value)
 
     def push_many(
         self,
@@ -306,93 +270,82 @@ class _Task:
         stamps: Iterable[int | None],
         keys: Iterable[Any] | None = None,
     ) -> None:
-        """``push`` of each of ``values`` with its timestamp, in order. A keyed or rebalanced
-        input of a step with one instance in STREAMING mode takes a specialised loop (``push``'s
-        path with the lookups that do not change per record hoisted out of it, and an operator's
-        ``one_to_one`` called instead of ``process``); other inputs go record by record through
-        ``push``. ``keys``, when given, are the values' keys as the input's key
-        selector gives them (None: not known), found by whoever routed the records."""
+        """``push`` of each of ``values`` with its timestamp, in order. ``keys``, when given, are
+        the values' keys as the input's key selector gives them (None: not known), found by
+        whoever routed the records.
+
+        The runtime's one specialised loop, for a keyed (state's key codec) or rebalanced input
+        of a step with one instance in STREAMING mode: ``push``'s path with what does not change
+        per record hoisted out of it, and a map's ``one_to_one`` output sent on without a tuple
+        (a counting sink's count added once). It is the path ``bench/w1.py`` measures, both its
+        in-process W1 (the source's items in one call) and its Spark W1 (the run pass hands each
+        subtask's Arrow batch to ``SubtaskRunner.records``); the loop is worth its own code there
+        only. Every other input goes record by record through ``push``."""
         keyed = self._keyed[input_index]
         inst = self._only
-        if inst is None or self._batch or (keyed is None and self._routes[input_index] != _REBALANCE):
+        fits = keyed[2] if keyed is not None else self._routes[input_index] == _REBALANCE
+        if inst is None or self._batch or not fits:
             push = self.push
             for value, ts in zip(values, stamps):  # noqa: B905 - stamps may run on (repeat)
                 push(input_index, value, ts)
             return
-        # A non-keyed input of the one instance takes the same loop without the key part.
-        selector, memo, encoder = keyed if keyed is not None else (None, {}, None)
-        backend, rt, process = inst.backend, inst.rt, inst.process
-        timers, sink, name, to_main = rt.processing_timers, self._sink, self.node.name, self._to_main
+        selector, locate = (keyed[0], keyed[1].locate) if keyed is not None else (None, None)
+        backend, rt, process, one = inst.backend, inst.rt, inst.process, inst.one_to_one
+        name, sink, counter, pending = self.node.name, self._sink, self._counter, inst.pending
+        emit, to_main = self._emit, self._to_main
         if sink is None and len(self._main) == 1:  # ``_to_main`` of one task: its ``push`` as it is now
             down, down_index, _ = self._main[0]
             to_main = functools.partial(down.push, down_index)
         known = itertools.repeat(None) if keys is None else keys
         rt.input_index = input_index  # the element's context (only the timestamp changes)
         rt.time_domain = None
-        one = inst.one_to_one
-        counted = None  # a counting sink: called unwrapped, its count added once
-        if type(sink) is CountedConsume:
-            counted, sink = sink.counter, sink.consume
         sent = 0
         for value, ts, key in zip(values, stamps, known):  # noqa: B905
-            if selector is not None:
-                if key is None:
-                    try:
-                        key = selector(value)
-                    except Exception as exc:
-                        raise _selector_failed(name, exc, value) from exc
-                    if key is None:
-                        raise _selector_failed(name, None, value, selector)
-                kind = type(key)  # ``KeyEncoder.locate``, its memo inlined
-                found = memo.get(key) if kind is int or kind is str else None
+            if selector is not None:  # ``route_key``, inlined (a call per record costs ~3% of W1)
                 try:
-                    kb, kg = found if found is not None else encoder.locate(key)  # type: ignore[union-attr]
-                except TypeError as exc:
-                    raise _key_failed(name, exc, value, selector) from exc
+                    if key is None:
+                        key = selector(value)
+                    kb, kg = locate(key) if key is not None else _no_key()  # type: ignore[misc]
+                except Exception as exc:
+                    raise _unroutable(name, selector, value, key, exc)  # noqa: B904 - it sets the cause
+                # ``set_located_key``, inlined.
                 backend.current_key = key  # type: ignore[union-attr]
                 backend.current_key_bytes = kb  # type: ignore[union-attr]
                 backend.current_key_group = kg  # type: ignore[union-attr]
             rt.timestamp = ts
             try:
-                if one is not None:  # a map: one main output, no iterable to build and walk
-                    out = one(value)
-                    outs = _ONE
-                else:
+                if one is None:
                     outs = process(value, rt)
+                else:
+                    out = one(value)
             except StepError:
                 raise
             except Exception as exc:
                 raise StepError(self._where(exc, key, value, "function")) from exc
-            try:
-                if outs is _ONE:
+            if one is None:
+                emit(outs, ts, key, value)
+            else:  # a map: its one main output, as ``_emit`` sends it
+                try:
                     if sink is not None:
                         sink(out)
                         sent += 1
                     else:
                         to_main(out, ts)
-                elif outs:
-                    for out in outs:
-                        if isinstance(out, SideOutput):
-                            self._side_output(out, ts)
-                        elif sink is not None:
-                            sink(out)
-                            sent += 1
-                        else:
-                            to_main(out, ts)
-            except StepError:
-                raise
-            except Exception as exc:
-                raise StepError(self._where(exc, key, value)) from exc
-            if timers._live:
+                except StepError:
+                    raise
+                except Exception as exc:
+                    raise StepError(self._where(exc, key, value)) from exc
+            if pending:
                 self._fire_processing_timers(inst)
                 rt.input_index = input_index  # the timers' context is the element's again
                 rt.time_domain = None
-        if counted is not None:
-            counted[0] += sent
+        if counter is not None:
+            counter[0] += sent
 
-    def _process(self, inst: _Instance, input_index: int, value: Any, ts: int | None, key: Any) -> None:
-        """Run the instance's function on one record; ``key`` (when keyed) is already its
-        backend's current key."""
+    def _deliver(self, inst: _Instance, input_index: int, value: Any, ts: int | None, key: Any) -> None:
+        """The record path: run ``inst``'s function on ``value`` of input ``input_index`` (on a
+        keyed step, ``key`` is already its backend's current key) and send its outputs on
+        (``_emit``). The function's failure is a StepError naming the step, the key and the record."""
         rt = inst.rt
         rt.timestamp = ts
         rt.input_index = input_index
@@ -404,25 +357,33 @@ class _Task:
             raise
         except Exception as exc:
             raise StepError(self._where(exc, key, value, "function")) from exc
-        if outs is not None:
-            self._emit(outs, ts, key, value)
+        self._emit(outs, ts, key, value)
 
     def _emit(self, outs: Iterable[Any] | None, ts: int | None, key: Any, record: Any) -> None:
+        """Send outputs on: a SideOutput to the consumers of its tag, any other value to the
+        main output's (the one sink's ``consume`` directly). Every output of the step leaves
+        through here (of records, timers, watermarks, end of input and checkpoints), but a map's
+        in ``push_many``. A failure downstream is a StepError naming this step, the key and the
+        record (``key`` and ``record`` None where there is none)."""
         if outs is None:
             return
-        sink = self._sink
+        sink, sent = self._sink, 0
         try:
             for out in outs:
                 if isinstance(out, SideOutput):
                     self._side_output(out, ts)
                 elif sink is not None:
                     sink(out)
+                    sent += 1
                 else:
                     self._to_main(out, ts)
         except StepError:
             raise
         except Exception as exc:
             raise StepError(self._where(exc, key, record)) from exc
+        counter = self._counter
+        if counter is not None:
+            counter[0] += sent
 
     def _to_main(self, out: Any, ts: int | None) -> None:
         """Hand ``out`` to every consumer of the main output (a sink's ``consume`` directly)."""
@@ -572,7 +533,7 @@ class _Task:
             # stable, so equal timestamps keep their arrival order.
             records.sort(key=_record_time)
             for input_index, value, ts in records:
-                self._process(inst, input_index, value, ts, key)
+                self._deliver(inst, input_index, value, ts, key)
             rt.watermark = MAX_TIMESTAMP
             while True:
                 due = [(ts, TimeDomain.EVENT_TIME) for ts, _ in rt.event_timers.pop_key(kb)]
@@ -582,6 +543,11 @@ class _Task:
                 for ts, domain in sorted(due):
                     self._fire(inst, ts, key, domain)
         inst.buffer.clear()
+
+    # For other schedules over these tasks (``_batched``).
+    def step_error(self, exc: Exception, what: str = "function") -> StepError:
+        """The StepError for ``exc``, raised by this step's ``what`` (no key or record known)."""
+        return StepError(self._where(exc, None, None, what))
 
 
 def _record_time(record: tuple[int, Any, int | None]) -> int:
@@ -645,6 +611,12 @@ class LocalRunner:
                         down.push(index, value, ts)
                 still.append((task, it))
             active = still
+
+    def start(self) -> None:
+        """Open every task's instances without reading the sources (a schedule other than
+        ``run`` then drives the tasks)."""
+        for node in self.nodes:
+            self.tasks[node.id].start()
 
 
 def run_local(sinks: Sequence[Node], config: LocalConfig | None = None) -> None:

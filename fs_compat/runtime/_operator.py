@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -50,21 +50,27 @@ class TimerService:
         self._rt = runtime
 
     def current_processing_time(self) -> int:
+        """The processing-time clock, in epoch milliseconds (the job's clock: injectable)."""
         return self._rt.clock()
 
     def current_watermark(self) -> int:
+        """The operator's current event-time watermark, in milliseconds."""
         return self._rt.watermark
 
     def register_processing_time_timer(self, timestamp: int) -> None:
+        """Call ``on_timer`` for the current key once the clock reaches ``timestamp``."""
         raise StateAccessError(NOT_KEYED_TIMERS)
 
     def register_event_time_timer(self, timestamp: int) -> None:
+        """Call ``on_timer`` for the current key once the watermark reaches ``timestamp``."""
         raise StateAccessError(NOT_KEYED_TIMERS)
 
     def delete_processing_time_timer(self, timestamp: int) -> None:
+        """Remove the current key's processing-time timer at ``timestamp``, if any."""
         raise StateAccessError(NOT_KEYED_TIMERS)
 
     def delete_event_time_timer(self, timestamp: int) -> None:
+        """Remove the current key's event-time timer at ``timestamp``, if any."""
         raise StateAccessError(NOT_KEYED_TIMERS)
 
 
@@ -142,13 +148,21 @@ class Operator(abc.ABC):
     ``on_checkpoint`` before state is saved, ``end_input`` when all input is done, ``close``.
 
     ``process``/``on_timer``/``on_watermark``/``on_checkpoint``/``end_input`` return the outputs
-    (an iterable; ``SideOutput`` values go to side-output streams).
+    (an iterable; ``SideOutput`` values go to side-output streams). A step may also implement
+    the batch hooks (``process_batch``, ``process_keyed``, ``on_activation``), which a batched
+    schedule (``BatchedRunner``) calls.
     """
 
     #: When not None, ``process(value, runtime)`` is ``(one_to_one(value),)`` for every value
     #: (one main output per element; the function reads neither the element's context nor
     #: timers), and the runtime may call it instead of ``process`` (a MapFunction's ``map``).
     one_to_one: Callable[[Any], Any] | None = None
+
+    #: True when ``on_checkpoint`` does nothing unless this instance handled an element or a timer
+    #: since the previous checkpoint (it saves only what was touched since then), so an engine may
+    #: skip a checkpoint-only call that brings no records and no due timers. An operator that
+    #: does not override ``on_checkpoint`` need not set it.
+    idle_checkpoint_is_noop: bool = False
 
     def open(self, runtime: OperatorRuntime) -> None:  # noqa: B027 - optional hook
         """Called once before the first element."""
@@ -175,6 +189,38 @@ class Operator(abc.ABC):
 
     def end_input(self, runtime: OperatorRuntime) -> Iterable[Any]:
         """Called once after the last element (and after end-of-input timers)."""
+        return ()
+
+    # Batch hooks: optional. A batched schedule (``BatchedRunner``) calls the ones a step with
+    # one instance overrides with each batch of input, and the runtime's per-element path
+    # otherwise. The defaults handle each element with ``process``; an override may handle the
+    # batch as a whole (a front end whose user functions take batches).
+    def process_batch(self, values: list[Any], runtime: OperatorRuntime) -> Iterable[Any]:
+        """Handle a batch of elements of input ``runtime.input_index`` (a non-keyed step):
+        the outputs of ``process`` of each, in order."""
+        outs: list[Any] = []
+        for value in values:
+            outs.extend(self.process(value, runtime))
+        return outs
+
+    def process_keyed(
+        self, groups: Sequence[tuple[Any, list[Any]]], runtime: OperatorRuntime
+    ) -> Iterable[Any]:
+        """Handle a batch of elements of input ``runtime.input_index`` (a keyed step) as
+        ``(key, its elements in arrival order)`` groups in key order; the hook sets each key on
+        the backend itself. Default: ``process`` of each element with its key current."""
+        backend = runtime.backend
+        assert backend is not None
+        outs: list[Any] = []
+        for key, values in groups:
+            backend.set_current_key(key)
+            for value in values:
+                outs.extend(self.process(value, runtime))
+        return outs
+
+    def on_activation(self, runtime: OperatorRuntime) -> Iterable[Any]:
+        """Called by a batched schedule at each batch boundary (after a batch of input was
+        handled anywhere in the job), e.g. to fire notifications that are due by now."""
         return ()
 
     def close(self) -> None:  # noqa: B027 - optional hook

@@ -7,7 +7,7 @@ import abc
 import enum
 import io
 import pickle
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from typing import Any, Generic, cast
 
 import attrs
@@ -93,33 +93,40 @@ class State(abc.ABC):
     """Any keyed state: ``clear()`` removes the current key's value."""
 
     @abc.abstractmethod
-    def clear(self) -> None: ...
+    def clear(self) -> None:
+        """Remove the current key's state (PyFlink's ``State.clear``)."""
 
 
 class ValueState(State, Generic[T]):
     """One value per key: ``value()`` (None when unset), ``update(v)``, ``clear()``."""
 
     @abc.abstractmethod
-    def value(self) -> T | None: ...
+    def value(self) -> T | None:
+        """The current key's value; None when it has none (or it expired)."""
 
     @abc.abstractmethod
-    def update(self, value: T | None) -> None: ...
+    def update(self, value: T | None) -> None:
+        """Set the current key's value; ``update(None)`` clears it, as in PyFlink."""
 
 
 class ListState(State, Generic[T]):
     """A list per key: ``get()`` (empty when unset), ``add``, ``add_all``, ``update``, ``clear``."""
 
     @abc.abstractmethod
-    def get(self) -> list[T]: ...
+    def get(self) -> list[T]:
+        """The current key's elements in the order they were added; empty when unset."""
 
     @abc.abstractmethod
-    def add(self, value: T) -> None: ...
+    def add(self, value: T) -> None:
+        """Append ``value`` to the current key's list."""
 
     @abc.abstractmethod
-    def add_all(self, values: Iterable[T]) -> None: ...
+    def add_all(self, values: Iterable[T]) -> None:
+        """Append each of ``values``, in order."""
 
     @abc.abstractmethod
-    def update(self, values: Iterable[T]) -> None: ...
+    def update(self, values: Iterable[T]) -> None:
+        """Replace the current key's list with ``values``."""
 
     def __iter__(self) -> Iterator[T]:
         return iter(self.get())
@@ -129,30 +136,39 @@ class MapState(State, Generic[K, V]):
     """A map per key, with PyFlink's methods and Python's mapping operators."""
 
     @abc.abstractmethod
-    def get(self, key: K) -> V | None: ...
+    def get(self, key: K) -> V | None:
+        """The value under ``key`` in the current key's map; None when absent."""
 
     @abc.abstractmethod
-    def put(self, key: K, value: V) -> None: ...
+    def put(self, key: K, value: V) -> None:
+        """Set ``key`` to ``value`` in the current key's map."""
 
     @abc.abstractmethod
-    def put_all(self, entries: Mapping[K, V] | Iterable[tuple[K, V]]) -> None: ...
+    def put_all(self, entries: Mapping[K, V] | Iterable[tuple[K, V]]) -> None:
+        """``put`` of every entry of a mapping or of ``(key, value)`` pairs."""
 
     @abc.abstractmethod
-    def remove(self, key: K) -> None: ...
+    def remove(self, key: K) -> None:
+        """Remove ``key`` from the current key's map (no error when absent)."""
 
     @abc.abstractmethod
-    def contains(self, key: K) -> bool: ...
+    def contains(self, key: K) -> bool:
+        """Whether the current key's map has ``key``."""
 
     @abc.abstractmethod
-    def items(self) -> Iterator[tuple[K, V]]: ...
+    def items(self) -> Iterator[tuple[K, V]]:
+        """The current key's ``(key, value)`` entries."""
 
     def keys(self) -> Iterator[K]:
+        """The current key's map keys."""
         return (k for k, _ in self.items())
 
     def values(self) -> Iterator[V]:
+        """The current key's map values."""
         return (v for _, v in self.items())
 
     def is_empty(self) -> bool:
+        """Whether the current key's map has no entry."""
         return next(self.items(), None) is None
 
     def __getitem__(self, key: K) -> V | None:
@@ -175,10 +191,12 @@ class AppendingState(State, Generic[IN, OUT]):
     """``add(value)`` folds a value in; ``get()`` reads the result (None when empty)."""
 
     @abc.abstractmethod
-    def get(self) -> OUT | None: ...
+    def get(self) -> OUT | None:
+        """The folded result for the current key; None when nothing was added."""
 
     @abc.abstractmethod
-    def add(self, value: IN) -> None: ...
+    def add(self, value: IN) -> None:
+        """Fold ``value`` into the current key's result."""
 
 
 class ReducingState(AppendingState[T, T]):
@@ -322,7 +340,7 @@ class _HeapCell(_Bound):
             pk = backend.current_key_bytes
             if pk is None:
                 raise self._no_key()
-            if not self._stored and not backend._restored_groups and backend.stores_start_empty:
+            if not self._stored and not backend.restored_groups and backend.stores_start_empty:
                 value = self._cache[pk] = self._empty
                 return value
             raw = self._cur().read_raw()
@@ -657,6 +675,12 @@ class KeyedStateBackend:
         self.current_key_group = 0
         #: The namespace of namespaced states (``get_state(spec, namespaced=True)``).
         self.current_namespace = b""
+
+    @property
+    def restored_groups(self) -> Set[int]:
+        """The key groups that ``restore_key_group`` filled from a snapshot (read only): until
+        there is one, stores that start empty hold nothing a state has not written."""
+        return self._restored_groups
 
     def set_current_key(self, key: Any) -> None:
         pk, kg = self.key_encoder.locate(key)

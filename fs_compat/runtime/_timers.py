@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from typing import Any
 
 MIN_TIMESTAMP = -9223372036854775808
@@ -63,6 +63,13 @@ class TimerQueue:
 
     def __len__(self) -> int:
         return len(self._live)
+
+    @property
+    def pending(self) -> Set[tuple[int, bytes]]:
+        """The ``(timestamp, key bytes)`` of the live timers (registered, neither fired nor
+        deleted), read only. It is the same object for the queue's whole life and follows its
+        changes, so a per-record loop may fetch it once and test it (``if pending:``) per record."""
+        return self._live
 
     def snapshot(self) -> list[tuple[int, bytes, Any]]:
         return sorted((ts, kb, key) for ts, _, kb, key in self._heap if (ts, kb) in self._live)

@@ -17,9 +17,19 @@ from typing import Any, cast
 
 import cloudpickle
 
-from fs_compat.common import Row, RowKind, Types
-from fs_compat.common._row import _create_row, _new_row, _set_fields, _set_from_dict, _set_kind, _set_values
-from fs_compat.common._typeinfo import PickledBytesTypeInfo, RowTypeInfo, TupleTypeInfo, TypeInformation
+from fs_compat.common import (
+    BasicArrayTypeInfo,
+    ListTypeInfo,
+    MapTypeInfo,
+    ObjectArrayTypeInfo,
+    PickledBytesTypeInfo,
+    Row,
+    RowTypeInfo,
+    TupleTypeInfo,
+    TypeInformation,
+    Types,
+)
+from fs_compat.common.internal import create_row, make_rows
 
 
 def dumps(value: Any) -> bytes:
@@ -122,34 +132,11 @@ class RowReader:
         return make_rows(self.names, zip(*cols, strict=True))
 
     def row(self, values: Sequence[Any]) -> Row:
-        return _create_row(self.names, values)
+        return create_row(self.names, values)
 
     def rows(self, batch: Any) -> list[Row]:
         names = self.names
-        return [_create_row(names, values) for values in self.tuples(batch)[0]]
-
-
-def make_rows(names: list[str], tuples: Iterable[Sequence[Any]]) -> list[Row]:
-    """``_create_row(names, t)`` for each of ``tuples``, sharing ``names``: the per-record cost of
-    a DataFrame source is mostly making its Rows."""
-    new, fields, values, from_dict, kind, insert = (
-        _new_row,
-        _set_fields,
-        _set_values,
-        _set_from_dict,
-        _set_kind,
-        RowKind.INSERT,
-    )
-    out: list[Row] = []
-    append = out.append
-    for t in tuples:
-        row = new(Row)
-        fields(row, names)
-        values(row, list(t))
-        from_dict(row, False)
-        kind(row, insert)
-        append(row)
-    return out
+        return [create_row(names, values) for values in self.tuples(batch)[0]]
 
 
 def _from_arrow(data_type: Any) -> Callable[[Any], Any]:
@@ -164,7 +151,7 @@ def _from_arrow(data_type: Any) -> Callable[[Any], Any]:
         def struct(v: Any) -> Any:
             if v is None:
                 return None
-            return _create_row(names, [fix(v[n]) for fix, n in zip(inner, names, strict=True)])
+            return create_row(names, [fix(v[n]) for fix, n in zip(inner, names, strict=True)])
 
         return struct
     if isinstance(data_type, st.MapType):
@@ -257,13 +244,6 @@ _SEQUENCE_SET = frozenset(_SEQUENCES)
 def _to_spark(info: TypeInformation[Any]) -> Callable[[Any], Any]:
     """What Arrow accepts for a value of ``info``: nested rows and tuples as dicts, maps as
     lists of pairs."""
-    from fs_compat.common._typeinfo import (
-        BasicArrayTypeInfo,
-        ListTypeInfo,
-        MapTypeInfo,
-        ObjectArrayTypeInfo,
-    )
-
     if isinstance(info, (RowTypeInfo, TupleTypeInfo)):
         names = info.spark_type().names  # type: ignore[attr-defined]
         inner = [_to_spark(t) for t in info.get_field_types()]

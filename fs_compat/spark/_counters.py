@@ -23,10 +23,10 @@ from fs_compat.runtime import (
     OperatorNode,
     SinkNode,
     SubtaskRunner,
+    counted_push,
     state_size,
     summarize,
 )
-from fs_compat.runtime._summary import counted_push
 
 #: An accumulator entry: ``("in", step id, partition)`` -> records per input, or
 #: ``("state", step id, partition)`` -> ``(keys, bytes)``.

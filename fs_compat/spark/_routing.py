@@ -16,8 +16,7 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from fs_compat.runtime import Edge, KeyEncoder, StepError, route_key
-from fs_compat.runtime._selectors import row_field
+from fs_compat.runtime import Edge, KeyEncoder, StepError, route_key, row_field
 
 from ._chain import Prechain
 from ._convert import RowReader, dumps
@@ -281,9 +280,8 @@ def locate_keys(
     step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, values: Sequence[Any]
 ) -> tuple[list[int], list[Any]]:
     """The key group of each of ``values`` on the keyed edge into ``step`` (-1 for None, a
-    watermark row) and its key (None for those): ``route_key`` with ``KeyEncoder.locate``'s
-    memo inlined; a failing selector or an unusable key is ``route_key``'s StepError."""
-    memo, locate = encoder._memo, encoder.locate
+    watermark row) and its key (None for those), as ``route_key`` gives them (a failing
+    selector or an unusable key is its StepError)."""
     groups: list[int] = []
     keys: list[Any] = []
     add_group, add_key = groups.append, keys.append
@@ -292,22 +290,8 @@ def locate_keys(
             add_group(-1)
             add_key(None)
             continue
-        try:
-            key = key_selector(value)
-        except Exception:
-            key = None
-        if key is None:  # the StepError naming the step and the record
-            route_key(step, key_selector, encoder, value, 1)
-            raise StepError(f"step '{step}': the key selector failed on record {value!r}")
-        kind = type(key)
-        found = memo.get(key) if kind is int or kind is str else None
-        if found is None:
-            try:
-                found = locate(key)
-            except TypeError:  # an unusable key: the StepError naming step, selector and record
-                route_key(step, key_selector, encoder, value, 1)
-                raise
-        add_group(found[1])
+        key, _, group = route_key(step, key_selector, encoder, value)
+        add_group(group)
         add_key(key)
     return groups, keys
 

@@ -11,8 +11,7 @@ from typing import Any, cast
 
 import cloudpickle
 
-from fs_compat.runtime import Node, OperatorNode, TimestampNode
-from fs_compat.runtime._errors import unpicklable_message
+from fs_compat.runtime import Node, OperatorNode, TimestampNode, unpicklable_message
 
 
 def check_shippable(nodes: Iterable[Node]) -> None:

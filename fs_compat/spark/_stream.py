@@ -57,7 +57,7 @@ from typing import Any
 
 import attrs
 
-from fs_compat.common._row import _create_row
+from fs_compat.common.internal import create_row, make_rows
 from fs_compat.runtime import (
     ExternalSourceNode,
     KeyedStateBackend,
@@ -70,13 +70,13 @@ from fs_compat.runtime import (
     SinkNode,
     SubtaskRunner,
     TimestampNode,
+    row_field,
+    stable_pickle,
     subtask_of,
     upstream_of,
 )
-from fs_compat.runtime._selectors import row_field
-from fs_compat.runtime._state import stable_pickle
 
-from ._convert import OutputColumns, RowReader, dumps, make_rows
+from ._convert import OutputColumns, RowReader, dumps
 from ._events import watermark_column
 from ._routing import key_columns, locate_keys, selects_field
 from ._ship import check_shippable, ship_user_code
@@ -310,7 +310,7 @@ def _pre(shape: StreamShape, config: LocalConfig) -> Callable[[Iterator[Any]], I
                 kgs, keys, vs, stamps = [], [], [], []
                 for values, ts in zip(*reader.tuples(batch), strict=True):
                     # Each record's outputs are keyed and pickled before the next record runs.
-                    outs = _records(runner, _create_row(names, values), ts)
+                    outs = _records(runner, create_row(names, values), ts)
                     records = [record for record, _ in outs]
                     record_kgs, record_keys = locate_keys(step, key_selector, encoder, records)
                     kgs += record_kgs
@@ -569,16 +569,15 @@ def _idle_hooks(nodes: Sequence[Node]) -> tuple[bool, bool]:
     records, no timer due and no TTL state may be skipped, and whether any operator acts when the
     watermark advances (``on_watermark``), so that the watermark advancing is work too.
 
-    ``on_checkpoint`` is work unless it is the base one, or a Bytewax ``stateful_batch``'s (it
-    snapshots the keys touched since the last checkpoint: none in such a call)."""
-    from fs_compat.bytewax._ops import StatefulBatchOperator
-
+    ``on_checkpoint`` is work unless it is the base one, or the operator says it does nothing
+    without new work (``Operator.idle_checkpoint_is_noop``: a Bytewax ``stateful_batch``
+    snapshots the keys touched since the last checkpoint, none in such a call)."""
     skippable, on_watermark = True, False
     for node in nodes:
         if not isinstance(node, OperatorNode) or node.operator_factory is None:
             return False, True
         op = node.operator_factory()
-        if _overrides(op, "on_checkpoint") and not isinstance(op, StatefulBatchOperator):
+        if _overrides(op, "on_checkpoint") and not op.idle_checkpoint_is_noop:
             skippable = False
         on_watermark = on_watermark or _overrides(op, "on_watermark")
     return skippable, on_watermark

@@ -428,7 +428,23 @@ def stateful_map(
     mapper: Callable[[_S | None, _V], tuple[_S | None, _W]],
 ) -> KeyedStream[_W]:
     """``mapper(state or None, value) -> (new state or None to discard, value to emit)``;
-    exactly one emit per input, even when it is None."""
+    exactly one emit per input, even when it is None.
+
+    >>> import fs_compat.bytewax.operators as op
+    >>> from fs_compat.bytewax.dataflow import Dataflow
+    >>> from fs_compat.bytewax.testing import TestingSink, TestingSource, run_main
+    >>> flow = Dataflow("running_sum")
+    >>> amounts = op.input("inp", flow, TestingSource([("a", 5), ("b", 1), ("a", 2)]))
+    >>> def add(total, amount):
+    ...     total = (total or 0) + amount
+    ...     return total, total
+    >>> sums = op.stateful_map("sum", amounts, add)
+    >>> out = []
+    >>> op.output("out", sums, TestingSink(out))
+    >>> run_main(flow)
+    >>> out
+    [('a', 5), ('b', 1), ('a', 7)]
+    """
 
     not_pair = functools.partial(_not_pair, mapper, step_id, "emit_value")
 

@@ -1,0 +1,92 @@
+"""The partitions of a dataflow's sources and sinks: built, called and written in one place for
+both targets (``_execution`` in-process, ``_on_spark`` on the driver of a Spark run)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._ops import user_error
+from .errors import BytewaxRuntimeError
+from .inputs import AbortExecution, DynamicSource, FixedPartitionedSource
+from .outputs import DynamicSink, FixedPartitionedSink
+
+#: What a partition may raise that is not its failure: the end of its input, an abort, a failure
+#: already named.
+_THROUGH: tuple[type[BaseException], ...] = (StopIteration, AbortExecution, BytewaxRuntimeError)
+
+
+def call(
+    fn: Callable[..., Any],
+    what: str,
+    step_id: str,
+    *args: Any,
+    through: tuple[type[BaseException], ...] = _THROUGH,
+) -> Any:
+    """``fn(*args)`` of a source or sink; a failure (other than ``through``) is a
+    BytewaxRuntimeError naming ``what`` and the step."""
+    try:
+        return fn(*args)
+    except through:
+        raise
+    except Exception as exc:
+        raise user_error(f"error calling {what} in step {step_id}", exc) from exc
+
+
+def source_parts(
+    step_id: str,
+    source: Any,
+    resume: Mapping[str, Any] | None = None,
+    through: tuple[type[BaseException], ...] = _THROUGH,
+) -> tuple[list[tuple[str, Any]], bool]:
+    """The ``(name, partition)`` pairs of ``source`` (each resumed from its state in ``resume``)
+    and whether they are stateful (their snapshots are the source's resume state)."""
+    if isinstance(source, FixedPartitionedSource):
+        names = call(source.list_parts, "`FixedPartitionedSource.list_parts`", step_id, through=through)
+        states = resume or {}
+        return [(name, source.build_part(step_id, name, states.get(name))) for name in names], True
+    if isinstance(source, DynamicSource):
+        return [("0", source.build(step_id, 0, 1))], False
+    raise TypeError("source must subclass `fs_compat.bytewax.inputs.Source`")
+
+
+def sink_parts(step_id: str, sink: Any, resume: Mapping[str, Any] | None = None) -> list[tuple[str, Any]]:
+    """The ``(name, partition)`` pairs of ``sink`` (each resumed from its state in ``resume``)."""
+    if isinstance(sink, DynamicSink):
+        return [("0", sink.build(step_id, 0, 1))]
+    if isinstance(sink, FixedPartitionedSink):
+        states = resume or {}
+        return [(name, sink.build_part(step_id, name, states.get(name))) for name in sink.list_parts()]
+    raise TypeError("sink must subclass `fs_compat.bytewax.outputs.Sink`")
+
+
+def write(
+    step_id: str,
+    sink: Any,
+    parts: list[tuple[str, Any]],
+    batch: list[Any],
+    through: tuple[type[BaseException], ...] = _THROUGH,
+) -> None:
+    """``batch`` through ``sink``'s partitions (``sink_parts``): a partitioned sink's
+    ``(key, value)`` items routed by ``part_fn(key)``, a partition's values in one
+    ``write_batch``."""
+    if isinstance(sink, FixedPartitionedSink):
+        routed: dict[int, list[Any]] = {}
+        for item in batch:
+            routed.setdefault(sink.part_fn(item[0]) % len(parts), []).append(item[1])
+        for index, values in sorted(routed.items()):
+            call(
+                parts[index][1].write_batch,
+                "`StatefulSinkPartition.write_batch`",
+                step_id,
+                values,
+                through=through,
+            )
+    else:
+        call(
+            parts[0][1].write_batch,
+            "`StatelessSinkPartition.write_batch`",
+            step_id,
+            list(batch),
+            through=through,
+        )

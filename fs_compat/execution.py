@@ -1,0 +1,184 @@
+"""Where jobs run: the execution targets, and the one place that picks a target and runs a plan on it.
+
+Every front end (``fs_compat.datastream``, ``fs_compat.bytewax``, ``fs_compat.functionstream``,
+``fs-compat run``) builds a runtime plan and hands it here:
+
+- ``local``: the plan runs in this process (``fs_compat.runtime``): unit tests, debugging;
+- ``spark``: the plan runs as Spark jobs (``fs_compat.spark``, imported only when used);
+- ``spark-streaming`` (a bounded job run as a Structured Streaming query) is reserved: naming it
+  raises ``NotImplementedError`` until it is available.
+
+The target comes from an explicit value, else the ``execution.target`` setting, else the
+``FS_COMPAT_TARGET`` environment variable, else the front end's default (``spark`` for PyFlink
+jobs, ``local`` for Bytewax's ``run_main``):
+
+>>> resolve_target("local", default=SPARK)
+'local'
+>>> resolve_target(settings={"execution.target": "spark"}, default=LOCAL, environ={})
+'spark'
+>>> resolve_target(default=LOCAL, environ={})
+'local'
+>>> resolve_target("flink", default=SPARK)
+Traceback (most recent call last):
+...
+ValueError: execution.target must be 'local' or 'spark', got 'flink'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from fs_compat import runtime as _runtime
+
+__all__ = [
+    "LOCAL",
+    "SPARK",
+    "SPARK_STREAMING",
+    "TARGETS",
+    "TARGET_ENV",
+    "TARGET_KEY",
+    "check_target",
+    "default_settings",
+    "job_defaults",
+    "resolve_target",
+    "run_plan",
+    "spark_dataframe",
+]
+
+#: The configuration key that picks the target (``Configuration``, ``fs-compat run --conf``).
+TARGET_KEY = "execution.target"
+#: The environment variable that picks the target when the configuration does not.
+TARGET_ENV = "FS_COMPAT_TARGET"
+#: In this process.
+LOCAL = "local"
+#: As Spark jobs.
+SPARK = "spark"
+#: Reserved: a bounded job as a Structured Streaming query (not available yet).
+SPARK_STREAMING = "spark-streaming"
+#: The targets a plan can run on today.
+TARGETS: tuple[str, ...] = (LOCAL, SPARK)
+
+#: Settings every new job starts with (``default_settings``).
+_defaults: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def default_settings(settings: Mapping[str, str]) -> Iterator[None]:
+    """Every job created inside the block (a ``StreamExecutionEnvironment``) starts as if
+    configured with ``settings`` (Configuration keys: ``execution.target``,
+    ``parallelism.default``, ``spark.*`` ...); its own ``configure`` calls override them. This is
+    how ``fs-compat run --conf key=value`` reaches a job, as ``flink run -D`` does in Flink.
+
+    >>> with default_settings({"parallelism.default": "3"}):
+    ...     job_defaults()
+    {'parallelism.default': '3'}
+    >>> job_defaults()
+    {}
+    """
+    saved = dict(_defaults)
+    _defaults.update(settings)
+    try:
+        yield
+    finally:
+        _defaults.clear()
+        _defaults.update(saved)
+
+
+def job_defaults() -> dict[str, str]:
+    """A copy of the settings a job created now starts with (``default_settings``)."""
+    return dict(_defaults)
+
+
+def check_target(target: str, source: str | None = None) -> str:
+    """``target`` if a plan can run there; else a ValueError (``NotImplementedError`` for the
+    reserved ``spark-streaming``) naming the value and, when given, where it came from.
+
+    >>> check_target("spark")
+    'spark'
+    >>> check_target("spark-streaming")
+    Traceback (most recent call last):
+    ...
+    NotImplementedError: execution.target 'spark-streaming' is not available yet; use 'local' or 'spark'
+    """
+    where = "" if source is None else f" (from {source})"
+    if target in TARGETS:
+        return target
+    if target == SPARK_STREAMING:
+        raise NotImplementedError(
+            f"execution.target {target!r}{where} is not available yet; use 'local' or 'spark'"
+        )
+    raise ValueError(f"execution.target must be 'local' or 'spark', got {target!r}{where}")
+
+
+def resolve_target(
+    explicit: str | None = None,
+    settings: Mapping[str, str] | None = None,
+    *,
+    default: str,
+    environ: Mapping[str, str] | None = None,
+) -> str:
+    """The checked target: ``explicit``, else ``settings[execution.target]``, else
+    ``FS_COMPAT_TARGET`` (from ``environ``, default ``os.environ``), else ``default`` (the
+    front end's); an empty value counts as unset."""
+    env = os.environ if environ is None else environ
+    if explicit:
+        return check_target(explicit)
+    configured = (settings or {}).get(TARGET_KEY)
+    if configured:
+        return check_target(configured, TARGET_KEY)
+    variable = env.get(TARGET_ENV)
+    if variable:
+        return check_target(variable, TARGET_ENV)
+    return check_target(default)
+
+
+def run_plan(
+    sinks: Sequence[_runtime.Node],
+    config: _runtime.LocalConfig,
+    *,
+    target: str,
+    spark: Callable[[], Any] | None = None,
+) -> _runtime.JobSummary:
+    """Run the bounded plan that feeds ``sinks`` on ``target`` and return its summary
+    (``job_name`` empty: the front end names the job). On ``spark`` the session is
+    ``spark()`` (default: ``fs_compat.spark.spark_session()``); ``local`` reads the plan's
+    DataFrame sources on the driver first."""
+    check_target(target)
+    if target == SPARK:
+        from fs_compat.spark import run_batch, spark_session
+
+        return run_batch(spark() if spark is not None else spark_session(), sinks, config)
+    external = [n for n in _runtime.upstream_of(sinks) if isinstance(n, _runtime.ExternalSourceNode)]
+    if external:
+        from fs_compat.spark import collect_items
+
+        for node in external:
+            node.items = collect_items(node)
+    return _runtime.run_local_summarized(sinks, config)
+
+
+def spark_dataframe(
+    spark: Any,
+    node: _runtime.Node,
+    tag: str | None,
+    config: _runtime.LocalConfig,
+    output_type: Any,
+    *,
+    clock: Callable[[], int] | None = None,
+) -> Any:
+    """The values of ``node``'s output ``tag`` (None: the main output) as a Spark DataFrame
+    computed on Spark: a streaming DataFrame when the plan reads a streaming DataFrame, else a
+    lazy batch one. ``clock`` (epoch ms) is the steps' processing-time clock; on a streaming
+    DataFrame, by default, the micro-batch's start time."""
+    from fs_compat.spark import batch_dataframe, stream_dataframe
+
+    if any(isinstance(n, _runtime.ExternalSourceNode) and n.unbounded for n in _runtime.upstream_of([node])):
+        return stream_dataframe(spark, node, tag, config, output_type, clock=clock)
+    if clock is not None:
+        config = attrs.evolve(config, clock=clock)
+    return batch_dataframe(spark, node, tag, config, output_type)
