@@ -7,8 +7,9 @@ Spark's checkpointed state store, one entry per key group. Nothing here knows Py
 names.
 """
 
-from ._batch import batch_dataframe, collect_items, run_batch, watermark_column
+from ._batch import batch_dataframe, collect_items, run_batch
 from ._convert import OutputColumns, row_type_of, type_info_of
+from ._events import watermark_column
 from ._session import EMBEDDED_DEFAULTS, ship_python_files, spark_session
 from ._stream import StreamPlanError, stream_dataframe
 

@@ -215,7 +215,7 @@ class OutputColumns:
     def arrow_schema(self) -> Any:
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        return to_arrow_schema(self.schema, timezone="UTC")  # UTC instants, as in _batch
+        return to_arrow_schema(self.schema, timezone="UTC")  # UTC instants, as in _routing
 
     def mismatch(self, columns: Sequence[Sequence[Any]], error: Exception) -> str:
         """Why ``columns`` (as ``columns()`` gives them, in schema order) did not become an Arrow

@@ -76,9 +76,10 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
-from ._batch import key_columns, locate_keys, selects_field, ship_user_code, watermark_column
 from ._convert import OutputColumns, RowReader, dumps
-from ._ship import check_shippable
+from ._events import watermark_column
+from ._routing import key_columns, locate_keys, selects_field
+from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
 from ._worker import worker_pass
 

@@ -58,7 +58,7 @@ def test_local_copies_share_module_globals_after_a_spark_run_shipped_the_module(
     """A Spark run registers the job's own modules to travel by value; in-process copies of
     their functions must still see the module's globals (a test's fake clock, a counter)."""
     from fs_compat.datastream._adapters import copy_function
-    from fs_compat.spark._batch import ship_user_code
+    from fs_compat.spark._ship import ship_user_code
 
     ship_user_code()
     bump = copy_function(_Bump(), "step 'bump'")

@@ -26,8 +26,9 @@ from fs_compat.datastream import (
 from fs_compat.datastream.state import ValueStateDescriptor
 from fs_compat.runtime import upstream_of
 from fs_compat.spark import spark_session
-from fs_compat.spark._batch import _build_frames, partition_keys
+from fs_compat.spark._batch import _build_frames
 from fs_compat.spark._convert import OutputColumns
+from fs_compat.spark._routing import partition_keys, spark_hash_int
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -147,6 +148,15 @@ def test_each_subtask_gets_its_own_spark_partition() -> None:
         assert got == list(range(p)), (p, keys, got)
 
 
+def test_the_spark_hash_of_an_int_is_sparks_own() -> None:
+    """``spark_hash_int`` (Murmur3, seed 42, which ``partition_keys`` inverts) gives what Spark's
+    ``hash`` gives for ``int`` values: small, negative and at both ends of the range."""
+    values = [*range(-300, 300), 2**31 - 1, -(2**31), 2**30, -(2**30) - 7, 123_456_789, -987_654_321]
+    frame = spark_session().createDataFrame([(v,) for v in values], "v INT")
+    got = [r[0] for r in frame.selectExpr("hash(v)").collect()]
+    assert got == [spark_hash_int(v) for v in values]
+
+
 def test_timestamp_columns_cross_the_columnar_path_in_any_session_time_zone() -> None:
     """A DataFrame source with a TIMESTAMP column keeps its instants through the columnar route
     pass (Arrow needs a zone for the shuffle schema; the session's is not UTC here)."""
@@ -196,12 +206,13 @@ def _route_columns(events: Any, selector: Any) -> dict[str, list[Any]]:
     """The route pass of a keyed step reading ``events`` through ``selector``, run here on the
     DataFrame's rows as one Arrow batch: its ``part``/``ki``/``ks`` columns."""
     from fs_compat.runtime import Edge, SourceNode
-    from fs_compat.spark._batch import _route, _Source
+    from fs_compat.spark._events import FrameSource
+    from fs_compat.spark._routing import RoutePass
 
     table = events.toArrow()
     batch = table.combine_chunks().to_batches()[0]
     edge = Edge(SourceNode("events"), key_selector=selector)
-    route = _route("Count", 0, edge, 2, 128, 1, _Source(events, 0, 1), True)
+    route = RoutePass("Count", 0, edge, 2, 128, 1, FrameSource(events, 0, 1), True).mapper()
     (out,) = list(route(iter([batch])))
     return {name: out.column(name).to_pylist() for name in ("part", "ki", "ks")}
 

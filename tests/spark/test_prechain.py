@@ -1,5 +1,5 @@
 """Stateless steps before a keyed step run in that step's route pass on Spark
-(``_batch._prechained``): Bytewax's ``map``, ``filter``, ``flat_map`` (and what is built on them)
+(``_chain.prechained``): Bytewax's ``map``, ``filter``, ``flat_map`` (and what is built on them)
 are marked ``stateless``; a chain of them between a source or a step and the keyed step they
 feed costs no Spark stage of its own. Outputs, errors and job summaries are those of the
 in-process target; a user's own ``flat_map_batch`` is not marked and keeps its stage."""

@@ -1,0 +1,109 @@
+"""The rows that travel between the passes of a bounded plan on Spark (see ``_batch``): their
+schemas, where a partition's rows start in ``seq``, and a DataFrame source read in place.
+
+An event (``FIELDS``) is a record (``v`` = the pickled value, ``ts`` its timestamp, ``wm`` null)
+or a watermark (``wm`` set), with the output ``tag`` (null for the main output), the upstream
+subtask (``ch``, the channel) and its position in that subtask's output (``seq``). A routed event
+(``ROUTED``) also has ``ROUTING``: which input of the step, which subtask, and the record's key
+when it is an ``int`` or a ``str``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fs_compat.runtime import LocalConfig, Node, OperatorNode
+
+from ._convert import RowReader
+
+FIELDS = (("tag", "string"), ("v", "binary"), ("ts", "long"), ("wm", "long"), ("ch", "int"), ("seq", "long"))
+#: A routed event: ``inp`` (which input of the step) and ``part`` (which subtask) added.
+#: ``ki``/``ks``: the record's key, when it is an ``int`` (of 64 bits) or a ``str``, so the run
+#: pass need not call the key selector again.
+ROUTING = (("inp", "int"), ("part", "int"), ("ki", "long"), ("ks", "string"))
+ROUTED = (*FIELDS, *ROUTING)
+#: A routed record of a DataFrame source that is its step's only input, before the source's
+#: columns (instead of ``v``) and ``ROUTING`` but ``inp``: it has no ``tag``, ``wm``, ``ch`` or
+#: ``inp`` (the main output, a record, channel 0, input 0), so they do not cross the shuffle.
+COLUMNAR = (("ts", "long"), ("seq", "long"))
+#: Arrow record batches leave a task at this many rows.
+BATCH_ROWS = 8192
+
+
+def spark_schema(fields: Sequence[tuple[str, str]], extra: Sequence[Any] = ()) -> Any:
+    """The Spark schema of ``fields``, then the ``extra`` StructFields."""
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
+
+    kinds = {"string": StringType(), "binary": BinaryType(), "long": LongType(), "int": IntegerType()}
+    return StructType([*(StructField(name, kinds[kind], True) for name, kind in fields), *extra])
+
+
+def arrow_schema(fields: Sequence[tuple[str, str]]) -> Any:
+    """The Arrow schema of ``fields``."""
+    import pyarrow as pa
+
+    kinds = {"string": pa.string(), "binary": pa.binary(), "long": pa.int64(), "int": pa.int32()}
+    return pa.schema([(name, kinds[kind]) for name, kind in fields])
+
+
+def schema_with_routing(schema: Any, columnar: bool = False) -> Any:
+    """``schema`` with the ``ROUTING`` fields after it (``columnar``: without ``inp``)."""
+    from pyspark.sql.types import StructType
+
+    routing = ROUTING[1:] if columnar else ROUTING
+    return StructType([*schema.fields, *spark_schema(routing).fields])
+
+
+def first_row() -> int:
+    """The position a DataFrame partition's first row gets in ``seq``: partition-major."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return (context.partitionId() if context is not None else 0) << 32
+
+
+def parallelism(node: Node, config: LocalConfig) -> int:
+    """How many subtasks ``node`` runs as on Spark."""
+    if isinstance(node, OperatorNode):
+        return node.parallelism or config.parallelism
+    return 1  # a timestamp assigner sees its whole input, as the in-process target does
+
+
+def watermark_column(schema: Any) -> tuple[str, int] | None:
+    """The event-time column ``withWatermark`` marked in ``schema``, and its delay in ms."""
+    for field in schema.fields:
+        delay = field.metadata.get("spark.watermarkDelayMs")
+        if delay is not None:
+            return field.name, int(delay)
+    return None
+
+
+class FrameSource:
+    """A bounded DataFrame source, read in place by the route passes of the steps that consume
+    it. ``seq`` keeps the DataFrame's order (partition by partition) and interleaves the sources
+    round-robin, as the in-process target reads them; a record's timestamp is the
+    ``withWatermark`` column's, when there is one."""
+
+    def __init__(self, df: Any, index: int, n_sources: int) -> None:
+        from pyspark.sql.types import StructField
+
+        marked = watermark_column(df.schema)
+        self.reader = RowReader(df.schema, marked[0] if marked else None)
+        #: Whether records take their timestamps from a ``withWatermark`` column.
+        self.timed = marked is not None
+        self.schema = df.schema
+        self.index = index
+        self.n_sources = n_sources
+        #: The value columns a routed record carries instead of ``v`` (``c0``, ``c1``, ...).
+        self.fields = [StructField(f"c{i}", f.dataType, True) for i, f in enumerate(df.schema.fields)]
+
+    def read(self, batch: Any) -> tuple[list[list[Any]], list[int | None]]:
+        """The Python columns of ``batch`` and its records' timestamps."""
+        cols = self.reader.columns(batch.columns)
+        return cols, self.reader.stamps(cols, batch.num_rows)
+
+    def seqs(self, first: int, n: int) -> list[int]:
+        """The ``seq``s of ``n`` records from partition-wide position ``first`` on."""
+        k, i = self.n_sources, self.index
+        return list(range(first * k + i, (first + n) * k + i, k))

@@ -1,0 +1,408 @@
+"""Routing on Spark: which subtask of a step each event goes to, and which Spark partition holds
+a subtask.
+
+A step's input is routed to its subtasks (``part``): by key group for keyed edges, to every
+subtask for broadcast edges and watermarks, round-robin (or forward) otherwise
+(``RoutePass``). Records of a DataFrame source keyed by one of its integer or string columns
+are routed by Spark alone, by its own hash of the key (``key_column``, ``direct_route``). The
+keys a route pass finds travel with the records (``key_columns``, read back by ``batch_keys``)
+so the run pass need not call the key selector again.
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from fs_compat.runtime import Edge, KeyEncoder, StepError, route_key, row_field
+
+from ._chain import Prechain
+from ._convert import RowReader, dumps
+from ._events import (
+    COLUMNAR,
+    FIELDS,
+    ROUTED,
+    FrameSource,
+    arrow_schema,
+    first_row,
+    schema_with_routing,
+    spark_schema,
+)
+from ._worker import worker_pass
+
+
+class RoutePass:
+    """What gives each event of one input (``edge``, the ``edge_index``-th) of ``step`` its
+    subtask (``part``) among ``p``; ``mapper`` is the pass. A non-keyed edge between steps of
+    equal parallelism forwards (upstream subtask ``i`` feeds subtask ``i``, so each record keeps
+    its place among its channel's), else it rebalances, as Flink's default partitioning does.
+
+    With ``source``, the input is that DataFrame source's rows: the records keep its columns
+    (``columnar``) or become events with pickled Rows (``route_source``); else the input is
+    events (``route``). With ``before``, the records first go through those stateless steps,
+    and their outputs are routed instead."""
+
+    def __init__(
+        self,
+        step: str,
+        edge_index: int,
+        edge: Edge,
+        p: int,
+        max_parallelism: int,
+        channels: int,
+        source: FrameSource | None = None,
+        columnar: bool = False,
+        before: Prechain | None = None,
+    ) -> None:
+        self.step = step
+        self.edge_index = edge_index
+        self.p = p
+        self.max_parallelism = max_parallelism
+        self.channels = channels
+        self.source = source
+        self.columnar = columnar
+        self.before = before
+        self.key_selector = edge.key_selector
+        self.encoder = KeyEncoder(edge.key_codec, max_parallelism) if edge.key_selector is not None else None
+        self.broadcast = edge.broadcast
+        self.forward = edge.key_selector is None and not edge.broadcast and channels == p
+
+    def mapper(self) -> Callable[[Iterator[Any]], Iterator[Any]]:
+        """The mapInArrow function: ``route``, or ``route_source`` for a DataFrame source."""
+        return worker_pass(self.route if self.source is None else self.route_source)
+
+    def keyed(self, values: Sequence[Any]) -> tuple[list[int], list[Any]]:
+        """The subtask of each value (None, a watermark row: -1) and its key."""
+        assert self.encoder is not None and self.key_selector is not None
+        p, most = self.p, self.max_parallelism
+        groups, keys = locate_keys(self.step, self.key_selector, self.encoder, values)
+        return [-1 if g < 0 else g * p // most for g in groups], keys
+
+    def folded(self, cols: list[list[Any]], field: int) -> tuple[list[int], list[Any]] | None:
+        """``keyed`` of a DataFrame source's records whose key is their field ``field`` (the
+        selector returns it as is, see ``row_field``): no Row and no selector call per record.
+        None when a key is missing or unusable: ``keyed`` on the Rows names the record."""
+        assert self.encoder is not None
+        p, most = self.p, self.max_parallelism
+        groups = self.encoder.key_groups(cols[field])
+        if groups is None:
+            return None
+        return [g * p // most for g in groups], cols[field]
+
+    def subtasks(self, batch: Any, values: list[Any] | None) -> tuple[list[int], list[Any] | None]:
+        """The subtask of each event of ``batch`` (watermark rows: -1), and the keys; ``values``
+        are the records' values when known (None for watermarks)."""
+        n, p = batch.num_rows, self.p
+        if self.broadcast:
+            return [-1] * n, None
+        if self.key_selector is None:
+            marks = batch.column("wm").to_pylist()
+            parts = batch.column("ch" if self.forward else "seq").to_pylist()
+            return [-1 if w is not None else c % p for w, c in zip(marks, parts, strict=True)], None
+        if values is None:
+            loads = pickle.loads
+            values = [None if v is None else loads(v) for v in batch.column("v").to_pylist()]
+        return self.keyed(values)
+
+    def spread(self, parts: list[int], n: int) -> tuple[list[int], list[int] | None]:
+        """Each event's subtasks: watermarks and broadcast records go to every subtask (the rows
+        to take, in order, else None: every row once)."""
+        p = self.p
+        if p > 1 and -1 in parts:
+            rows, every = [], range(p)
+            for i, part in enumerate(parts):
+                if part < 0:
+                    rows.extend([i] * p)
+                else:
+                    rows.append(i)
+            return [q for part in parts for q in (every if part < 0 else (part,))], rows
+        if p == 1:
+            return [0] * n, None
+        return parts, None
+
+    def route(self, batches: Iterator[Any]) -> Iterator[Any]:
+        """The pass over events (``FIELDS``): the same events, routed (``ROUTED``)."""
+        import pyarrow as pa
+
+        schema = arrow_schema(ROUTED)
+        types = [field.type for field in arrow_schema(FIELDS)]
+        steps = self.before.open(self.channels) if self.before is not None else None
+        for batch in batches:
+            values = None
+            if steps is not None:
+                batch, values = steps.events(batch)
+            parts, keys = self.subtasks(batch, values)
+            parts, rows = self.spread(parts, batch.num_rows)
+            if rows is not None:
+                batch = batch.take(pa.array(rows, pa.int64()))
+            columns = [batch.column(name) for name, _ in FIELDS]
+            columns = [c if c.type == t else c.cast(t) for c, t in zip(columns, types, strict=True)]
+            routing = _routing(self.edge_index, parts, keys, rows)
+            yield pa.RecordBatch.from_arrays([*columns, *routing], schema=schema)
+        if steps is not None:
+            steps.close()
+
+    def route_source(self, batches: Iterator[Any]) -> Iterator[Any]:
+        """The pass over a DataFrame source's rows: its records, routed, as its columns
+        (``columnar``: ``COLUMNAR``, the columns, ``ROUTING`` but ``inp``) or as events."""
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        source, columnar, key_selector, broadcast = (
+            self.source,
+            self.columnar,
+            self.key_selector,
+            self.broadcast,
+        )
+        assert source is not None
+        reader = source.reader
+        fields = spark_schema(COLUMNAR, source.fields) if columnar else spark_schema(FIELDS)
+        # Arrow timestamps with a zone hold UTC instants whatever the zone's name; Spark reads
+        # any zone back as TimestampType, so UTC serves for every session time zone.
+        schema = to_arrow_schema(schema_with_routing(fields, columnar), timezone="UTC")
+        types = [f.type for f in schema][len(COLUMNAR) : len(COLUMNAR) + len(source.fields)]
+        first = first_row()
+        steps = self.before.open(1) if self.before is not None else None
+        # The key as a column: the records cross the shuffle as columns and the selector returns
+        # one field as it is. Checked against the selector on each batch's first record.
+        field = None
+        if columnar and steps is None and key_selector is not None and not broadcast:
+            field = row_field(key_selector, reader.names)
+        for batch in batches:
+            cols, stamps = source.read(batch)
+            keyed_by_field = None
+            if field is not None and batch.num_rows:
+                assert key_selector is not None
+                if selects_field(key_selector, reader, cols, field):
+                    keyed_by_field = self.folded(cols, field)
+                else:
+                    field = None  # not what row_field said: call the selector from now on
+            values = (
+                reader.make_rows(cols)
+                if keyed_by_field is None and (key_selector is not None or not columnar)
+                else None
+            )
+            if steps is not None:
+                assert values is not None
+                values, stamps = steps.records(values, stamps)
+            n = len(values) if values is not None else batch.num_rows
+            seqs = source.seqs(first, n)
+            first += n
+            keys = None
+            if broadcast:
+                parts = [-1] * n
+            elif keyed_by_field is not None:
+                parts, keys = keyed_by_field
+            elif key_selector is not None:
+                assert values is not None
+                parts, keys = self.keyed(values)
+            else:
+                parts = [s % self.p for s in seqs]
+            parts, rows = self.spread(parts, n)
+            m = len(parts)
+            ts, seq = pa.array(_taken(stamps, rows), pa.int64()), pa.array(_taken(seqs, rows), pa.int64())
+            routing = _routing(self.edge_index, parts, keys, rows)
+            if columnar:
+                if rows is not None:
+                    batch = batch.take(pa.array(rows, pa.int64()))
+                arrays = [c if c.type == t else c.cast(t) for c, t in zip(batch.columns, types, strict=True)]
+                yield pa.RecordBatch.from_arrays([ts, seq, *arrays, *routing[1:]], schema=schema)
+                continue
+            assert values is not None
+            blobs = pa.array(_taken([dumps(v) for v in values], rows), pa.binary())
+            meta = [
+                pa.nulls(m, pa.string()),
+                blobs,
+                ts,
+                pa.nulls(m, pa.int64()),
+                pa.array([0] * m, pa.int32()),
+                seq,
+            ]
+            yield pa.RecordBatch.from_arrays([*meta, *routing], schema=schema)
+        if steps is not None:
+            steps.close()
+
+
+def _routing(edge_index: int, parts: list[int], keys: list[Any] | None, rows: list[int] | None) -> list[Any]:
+    """The ``ROUTING`` columns of a routed batch: ``keys`` are the records' keys (None: not
+    known), before ``rows`` are taken."""
+    import pyarrow as pa
+
+    m = len(parts)
+    if keys is None:
+        known = [pa.nulls(m, pa.int64()), pa.nulls(m, pa.string())]
+    else:
+        known = key_columns(_taken(keys, rows))
+    return [pa.array([edge_index] * m, pa.int32()), pa.array(parts, pa.int32()), *known]
+
+
+def _taken(values: list[Any], rows: list[int] | None) -> list[Any]:
+    """``values`` at ``rows`` (None: all of them)."""
+    return values if rows is None else [values[r] for r in rows]
+
+
+_INT64 = 1 << 63
+
+
+def key_columns(keys: list[Any]) -> list[Any]:
+    """The ``ki`` and ``ks`` columns of records with ``keys``: an ``int`` key (of exactly that
+    type, in the int64 range) in ``ki``, a ``str`` key in ``ks``, other keys (and None) in
+    neither: the pass that reads them runs the key selector again for those (``batch_keys``)."""
+    import pyarrow as pa
+
+    n = len(keys)
+    kinds = set(map(type, keys))
+    if kinds == {str}:
+        return [pa.nulls(n, pa.int64()), pa.array(keys, pa.string())]
+    if kinds == {int} and -_INT64 <= min(keys) and max(keys) < _INT64:
+        return [pa.array(keys, pa.int64()), pa.nulls(n, pa.string())]
+    ints = [k if type(k) is int and -_INT64 <= k < _INT64 else None for k in keys]
+    strs = [k if type(k) is str else None for k in keys]
+    return [pa.array(ints, pa.int64()), pa.array(strs, pa.string())]
+
+
+def batch_keys(batch: Any) -> list[Any] | None:
+    """The keys ``key_columns`` wrote for a routed batch's records (None where not known; None
+    for all: no record's key is known)."""
+    ints, strs, n = batch.column("ki"), batch.column("ks"), batch.num_rows
+    if ints.null_count == 0:
+        return ints.to_pylist()  # type: ignore[no-any-return]
+    if strs.null_count == 0:
+        return strs.to_pylist()  # type: ignore[no-any-return]
+    if ints.null_count == n and strs.null_count == n:
+        return None
+    return [i if i is not None else s for i, s in zip(ints.to_pylist(), strs.to_pylist(), strict=True)]
+
+
+def locate_keys(
+    step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, values: Sequence[Any]
+) -> tuple[list[int], list[Any]]:
+    """The key group of each of ``values`` on the keyed edge into ``step`` (-1 for None, a
+    watermark row) and its key (None for those), as ``route_key`` gives them (a failing
+    selector or an unusable key is its StepError)."""
+    groups: list[int] = []
+    keys: list[Any] = []
+    add_group, add_key = groups.append, keys.append
+    for value in values:
+        if value is None:
+            add_group(-1)
+            add_key(None)
+            continue
+        key, _, group = route_key(step, key_selector, encoder, value)
+        add_group(group)
+        add_key(key)
+    return groups, keys
+
+
+def selected_key(key_selector: Callable[[Any], Any], value: Any, key: Any) -> tuple[bool, Any]:
+    """Whether ``key_selector`` gives ``key`` for ``value``, and what it gave (the exception it
+    raised, if it failed). Reading keys from a column (``row_field``) instead of calling the
+    selector per record is checked with this on each batch's first record."""
+    try:
+        got = key_selector(value)
+        return bool(got == key), got
+    except Exception as exc:
+        return False, exc
+
+
+def selects_field(
+    key_selector: Callable[[Any], Any], reader: RowReader, cols: list[list[Any]], field: int
+) -> bool:
+    """Whether ``key_selector`` gives field ``field`` of the first record of ``cols``, as
+    ``row_field`` said it would (checked once per batch before reading keys from the column;
+    the selector's own error, if it fails, comes when it is called per record)."""
+    return selected_key(key_selector, reader.row([c[0] for c in cols]), cols[field][0])[0]
+
+
+def check_routed_key(step: str, key_selector: Callable[[Any], Any] | None, value: Any, key: Any) -> None:
+    """That ``key_selector`` gives ``key``, the key a DataFrame source's record was routed by
+    (read from its column, as ``row_field`` said), checked on each batch's first record: a
+    record routed by another key than its selector's would share state with the wrong records."""
+    if key_selector is None or key is None:
+        return
+    same, got = selected_key(key_selector, value, key)
+    if not same:
+        raise StepError(
+            f"step '{step}': record {value!r} was routed by its key column ({key!r}), but the key "
+            f"selector gives {got!r}"
+        )
+
+
+#: Spark types whose Python values are exactly ``int`` or ``str`` (keys the run pass finds in
+#: ``KeyEncoder``'s memo).
+_KEY_COLUMN_TYPES = frozenset({"LongType", "IntegerType", "ShortType", "ByteType", "StringType"})
+
+
+def key_column(edge: Edge, source: FrameSource | None) -> int | None:
+    """The field of a DataFrame source's records that the keyed ``edge`` reads them by, when its
+    key selector returns that field as it is (``row_field``), the field is an integer or string
+    column and the records have no timestamps: then nothing about routing them needs Python
+    (``direct_route``). None otherwise."""
+    if source is None or source.timed or edge.key_selector is None or edge.broadcast:
+        return None
+    field = row_field(edge.key_selector, source.reader.names)
+    if field is None or type(source.schema.fields[field].dataType).__name__ not in _KEY_COLUMN_TYPES:
+        return None
+    return field
+
+
+def direct_route(df: Any, source: FrameSource, field: int, p: int) -> Any:
+    """The records of a DataFrame source keyed by their column ``field`` (``key_column``),
+    routed by Spark with no Python pass: ``seq`` keeps the DataFrame's order (partition by
+    partition, interleaved with the other sources as ``FrameSource.seqs`` does), then the
+    source's columns (``c0``, ...), and ``part`` is Spark's hash of the key (any stable
+    assignment serves a bounded job: each key goes to one subtask). The run pass reads the keys
+    from the column (``RunPass(key_field=...)``); a null key is routed too, and the run
+    pass calls the key selector for it, which fails naming the record."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    names = [f"c{i}" for i in range(len(source.fields))]
+    seq = F.monotonically_increasing_id() * source.n_sources + source.index
+    part = F.pmod(F.hash(F.col(names[field])), F.lit(p)) if p > 1 else F.lit(0)
+    return df.toDF(*names).select(seq.alias("seq"), *names, part.cast("int").alias("part"))
+
+
+def subtask_partition(p: int) -> Any:
+    """The column to hash-partition routed events into ``p`` Spark partitions by so that subtask
+    ``i`` (``part``) lands in partition ``i``: hashing ``part`` itself can put two subtasks in one
+    partition (0 and 1 of two both go to 1: one task doing all the work)."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    return F.element_at(F.array(*[F.lit(v) for v in partition_keys(p)]), F.col("part") + 1)
+
+
+@functools.cache
+def partition_keys(p: int) -> tuple[int, ...]:
+    """For each subtask ``i < p``, an ``int`` that Spark's hash partitioning into ``p`` partitions
+    sends to partition ``i`` (``pmod(hash(v), p) == i``)."""
+    found: dict[int, int] = {}
+    v = 0
+    while len(found) < p:
+        found.setdefault(spark_hash_int(v) % p, v)
+        v += 1
+    return tuple(found[i] for i in range(p))
+
+
+def spark_hash_int(value: int) -> int:
+    """Spark's ``hash`` of an ``int`` column value (Murmur3 x86 32-bit, seed 42), as its hash
+    partitioning uses it (``HashPartitioning``: ``pmod(hash(columns), p)``).
+
+    Computed here rather than asked of Spark: asking costs a Spark job (or a call into Spark's
+    JVM internals, which Spark Connect does not have) when a stage is planned; the function is
+    fixed (Spark's bucketed tables depend on it) and tested against Spark's own ``hash``."""
+    mask = 0xFFFFFFFF
+    k1 = (value & mask) * 0xCC9E2D51 & mask
+    k1 = ((k1 << 15) | (k1 >> 17)) & mask
+    k1 = k1 * 0x1B873593 & mask
+    h1 = 42 ^ k1
+    h1 = ((h1 << 13) | (h1 >> 19)) & mask
+    h1 = (h1 * 5 + 0xE6546B64) & mask
+    h1 ^= 4  # the length in bytes
+    h1 ^= h1 >> 16
+    h1 = h1 * 0x85EBCA6B & mask
+    h1 ^= h1 >> 13
+    h1 = h1 * 0xC2B2AE35 & mask
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 >= 1 << 31 else h1

@@ -1,0 +1,287 @@
+"""The run pass of a bounded plan's step on Spark: the mapInArrow function that runs the step's
+subtasks (``SubtaskRunner``) over their routed, ordered events and writes their outputs.
+
+Inside a partition, events are handled per subtask in ``seq`` order (the input is sorted by
+subtask), so per key the order is the input order, and each subtask's input watermark is the
+minimum over its channels, as in Flink. The outputs are written by a writer: as events
+(``EventWriter``) for the steps downstream, or as ``to_dataframe``'s columns (``ColumnWriter``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
+
+from fs_compat.runtime import LocalConfig, Node, StepError, SubtaskRunner
+
+from ._convert import OutputColumns, dumps
+from ._counters import StepTally, TaskTally
+from ._events import BATCH_ROWS, FIELDS, FrameSource, arrow_schema
+from ._routing import batch_keys, check_routed_key
+from ._worker import worker_pass
+
+#: What ``SubtaskRunner.drain`` gives: ``(tag, value, timestamp, watermark)``.
+_Output = tuple[str | None, Any, int | None, int | None]
+
+_pickle_dumps = pickle.dumps
+
+
+class _Writer(Protocol):
+    #: The list the runner puts its main output's record values in (None: ``take`` gets them).
+    main: list[Any] | None
+
+    def start(self, part: int) -> None: ...
+    def take(self, outs: Sequence[_Output]) -> None: ...
+    def __len__(self) -> int: ...
+    def flush(self) -> Any: ...
+
+
+class EventWriter:
+    """The outputs of a run pass as events (``FIELDS``): accumulated column by column as the
+    subtasks give them, written out as Arrow record batches. A subtask's outputs are on its
+    channel (``ch``), numbered in order (``seq``)."""
+
+    main: list[Any] | None = None
+
+    def __init__(self) -> None:
+        self.schema = arrow_schema(FIELDS)
+        self.tag: list[str | None] = []
+        self.v: list[bytes | None] = []
+        self.ts: list[int | None] = []
+        self.wm: list[int | None] = []
+        self.ch: list[int] = []
+        self.seq: list[int] = []
+        self.part = -1
+        self.next_seq = 0
+
+    def start(self, part: int) -> None:
+        """The outputs from now on are subtask ``part``'s."""
+        self.part, self.next_seq = part, 0
+
+    def take(self, outs: Sequence[_Output]) -> None:
+        """Add ``outs``, the current subtask's outputs in order."""
+        if not outs:
+            return
+        tags, values, stamps, marks = zip(*outs, strict=True)
+        try:
+            blobs = [
+                None if w is not None else _pickle_dumps(v, 5) for v, w in zip(values, marks, strict=True)
+            ]
+        except Exception:  # a value only cloudpickle can pickle
+            blobs = [None if w is not None else dumps(v) for v, w in zip(values, marks, strict=True)]
+        m, seq = len(outs), self.next_seq
+        self.tag.extend(tags)
+        self.v.extend(blobs)
+        self.ts.extend(stamps)
+        self.wm.extend(marks)
+        self.ch.extend([self.part] * m)
+        self.seq.extend(range(seq, seq + m))
+        self.next_seq = seq + m
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def flush(self) -> Any:
+        """The events added since the last flush, as a record batch."""
+        import pyarrow as pa
+
+        columns = (self.tag, self.v, self.ts, self.wm, self.ch, self.seq)
+        arrays = [pa.array(column, field.type) for column, field in zip(columns, self.schema, strict=True)]
+        for column in columns:
+            column.clear()
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+class ColumnWriter:
+    """The values of one output (``tag``; None: the main output, whose values the runner puts in
+    ``main``) of a run pass as ``to_dataframe``'s ``columns``, written out as Arrow record
+    batches; a value that does not fit them is a StepError naming ``step``."""
+
+    def __init__(self, step: str, tag: str | None, columns: OutputColumns) -> None:
+        self.step = step
+        self.want = tag
+        self.columns = columns
+        self.main: list[Any] | None = [] if tag is None else None
+        self.schema = columns.arrow_schema()
+        self.cols: list[list[Any]] = [[] for _ in columns.names]
+
+    def start(self, part: int) -> None:
+        pass  # the columns say nothing of which subtask wrote a value
+
+    def take(self, outs: Sequence[_Output]) -> None:
+        """Add the wanted values: the main output's from ``main``, else those of ``outs``."""
+        if self.main is not None:
+            wanted = self.main[:]
+            self.main.clear()
+        else:
+            wanted = [v for t, v, _s, w in outs if w is None and t == self.want]
+        try:
+            cols = self.columns.columns(wanted)
+        except TypeError as exc:
+            raise StepError(f"step '{self.step}': {exc}") from exc
+        for col, name in zip(self.cols, self.columns.names, strict=True):
+            col.extend(cols[name])
+
+    def __len__(self) -> int:
+        return len(self.cols[0])
+
+    def flush(self) -> Any:
+        """The values added since the last flush, as a record batch."""
+        import pyarrow as pa
+
+        try:
+            arrays = [pa.array(col, field.type) for col, field in zip(self.cols, self.schema, strict=True)]
+        except (TypeError, ValueError) as exc:  # Arrow's errors are ones of these too
+            raise StepError(f"step '{self.step}': {self.columns.mismatch(self.cols, exc)}") from exc
+        for col in self.cols:
+            col.clear()
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+class _Subtasks:
+    """The subtasks of a step one Spark task runs, one after another (its input is sorted by
+    subtask), and the writer of their outputs."""
+
+    def __init__(self, run: RunPass, writer: _Writer, counts: TaskTally | None) -> None:
+        self.run = run
+        self.writer = writer
+        self.counts = counts
+        self.runner: SubtaskRunner | None = None
+        self.part = -1
+
+    def at(self, part: int) -> SubtaskRunner:
+        """The runner of subtask ``part``, whose events come next: the current subtask's input
+        ends here, if it is another."""
+        if part != self.part or self.runner is None:
+            self.finish()
+            run = self.run
+            self.part = part
+            self.writer.start(part)
+            self.runner = SubtaskRunner(
+                run.node, part, run.config, run.channels, run.tags, run.chain, self.writer.main
+            )
+            if self.counts is not None:
+                self.counts.started(self.runner)
+        return self.runner
+
+    def take(self) -> None:
+        """Hand the current subtask's outputs so far to the writer."""
+        if self.runner is not None:
+            self.writer.take(self.runner.drain())
+
+    def finish(self) -> None:
+        """The current subtask's input ended: its last outputs go to the writer."""
+        if self.runner is not None:
+            self.runner.finish()
+            if self.counts is not None:
+                self.counts.finished(self.runner)
+            self.take()
+
+
+class RunPass:
+    """What runs ``node``'s subtasks over their ordered events (and ``chain``, the steps that
+    run in the same pass after it); ``tally`` counts them; ``run`` is the pass.
+
+    With ``source``, records carry that DataFrame source's columns instead of ``v``. With
+    ``output = (tag, columns)``, the pass writes the values of output ``tag`` as ``columns``
+    (``to_dataframe``'s schema) instead of events. With ``key_field``, Spark routed the
+    records by that column (``direct_route``): they have no ``ts``, ``ki`` or ``ks``, and
+    their keys are the column's values."""
+
+    def __init__(
+        self,
+        node: Node,
+        config: LocalConfig,
+        channels: Sequence[int],
+        tags: Sequence[str],
+        *,
+        source: FrameSource | None = None,
+        chain: Sequence[Node] = (),
+        output: tuple[str | None, OutputColumns] | None = None,
+        tally: StepTally | None = None,
+        key_field: int | None = None,
+    ) -> None:
+        self.node = node
+        self.config = config
+        self.channels = channels
+        self.tags = tags
+        self.source = source
+        self.chain = chain
+        self.output = output
+        self.tally = tally
+        self.key_field = key_field
+        #: The step whose outputs the pass writes (the last of the chain).
+        self.step = (chain[-1] if chain else node).name
+
+    def mapper(self) -> Callable[[Iterator[Any]], Iterator[Any]]:
+        """The mapInArrow function: ``run``."""
+        return worker_pass(self.run)
+
+    def writer(self) -> _Writer:
+        if self.output is None:
+            return EventWriter()
+        return ColumnWriter(self.step, *self.output)
+
+    def run(self, batches: Iterator[Any]) -> Iterator[Any]:
+        """The run pass over one Spark partition's ``batches``."""
+        node, source, key_field = self.node, self.source, self.key_field
+        writer = self.writer()
+        counts = self.tally.open() if self.tally is not None else None
+        subtasks = _Subtasks(self, writer, counts)
+        loads = pickle.loads
+        width = len(source.fields) if source is not None else 0
+        single = len(self.channels) == 1
+        # A DataFrame source's columns (``COLUMNAR``): records of input 0, channel 0 only.
+        plain = source is not None
+        for batch in batches:
+            n = batch.num_rows
+            if n == 0:
+                continue
+            if counts is not None:
+                if plain:
+                    counts.records[0] += n
+                else:
+                    counts.batch(batch)
+            if source is not None:
+                cols = source.reader.columns([batch.column(f"c{i}") for i in range(width)])
+                values: list[Any] = source.reader.make_rows(cols)
+            else:
+                values = [None if v is None else loads(v) for v in batch.column("v").to_pylist()]
+            ts_col = batch.column("ts") if key_field is None else None
+            stamps: Any = (
+                itertools.repeat(None) if ts_col is None or ts_col.null_count == n else ts_col.to_pylist()
+            )
+            parts = batch.column("part").to_pylist()
+            if single and parts[0] == parts[-1] and (plain or batch.column("wm").null_count == n):
+                # Records of one subtask only (the input is sorted by subtask): one call.
+                runner = subtasks.at(parts[0])
+                keys = batch_keys(batch) if key_field is None else cols[key_field]
+                if keys is not None and source is not None:
+                    check_routed_key(node.name, node.inputs[0].key_selector, values[0], keys[0])
+                runner.records(0, values, stamps, keys)
+            else:
+                if type(stamps) is not list:
+                    stamps = [None] * n
+                columns: list[list[Any]]
+                if plain:
+                    columns = [[0] * n, [0] * n, [None] * n]
+                else:
+                    columns = [batch.column(name).to_pylist() for name in ("inp", "ch", "wm")]
+                at, part = subtasks.at, parts[0]
+                runner = at(part)
+                for row_part, v, ts, inp, ch, wm in zip(parts, values, stamps, *columns, strict=True):
+                    if row_part != part:
+                        runner, part = at(row_part), row_part
+                    if wm is not None:
+                        runner.watermark(inp, ch, wm)
+                    else:
+                        runner.push(inp, v, ts)
+            subtasks.take()
+            if len(writer) >= BATCH_ROWS:
+                yield writer.flush()
+        subtasks.finish()
+        if counts is not None:
+            counts.publish()
+        yield writer.flush()
