@@ -30,15 +30,16 @@ class KeyEncoder:
     def __init__(self, codec: Codec[Any] | None = None, max_parallelism: int = MAX_PARALLELISM) -> None:
         self._codec: Codec[Any] = codec if codec is not None else _PICKLE
         self.max_parallelism = max_parallelism
-        self._memo: dict[int | str, tuple[bytes, int]] = {}
+        self._memo: dict[Any, tuple[bytes, int]] = {}
 
     def locate(self, key: Any) -> tuple[bytes, int]:
-        """``(key bytes, key group)`` of ``key``. Remembered for ``int`` and ``str`` keys (exactly
-        those types, whose equal values encode alike), so a key seen before costs a dict lookup
-        and its bytes are the same object each time. A dict or set key (whose encoding is not
+        """``(key bytes, key group)`` of ``key``. Remembered for ``int`` and ``str`` keys and
+        tuples of them (exactly those types, whose equal values encode alike: ``1``, ``1.0`` and
+        ``True`` are equal but encode apart), so a key seen before costs a dict lookup and its
+        bytes are the same object each time. A dict or set key (whose encoding is not
         canonical), or one the codec cannot encode, is a TypeError."""
         kind = type(key)
-        if kind is int or kind is str:
+        if kind is int or kind is str or (kind is tuple and _plain_parts(key)):
             found = self._memo.get(key)
             if found is not None:
                 return found
@@ -91,6 +92,15 @@ class KeyEncoder:
     def __setstate__(self, state: tuple[Codec[Any], int]) -> None:
         self._codec, self.max_parallelism = state
         self._memo = {}
+
+
+def _plain_parts(key: tuple[Any, ...]) -> bool:
+    """Whether every part of ``key`` is exactly an ``int`` or a ``str`` (``locate`` remembers it)."""
+    for part in key:
+        kind = type(part)
+        if kind is not int and kind is not str:
+            return False
+    return True
 
 
 def subtask_of(key_group: int, parallelism: int, max_parallelism: int = MAX_PARALLELISM) -> int:
