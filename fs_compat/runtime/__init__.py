@@ -27,7 +27,7 @@ from ._plan import (
     TimestampNode,
     upstream_of,
 )
-from ._selectors import row_field
+from ._selectors import row_field, row_fields
 from ._state import (
     NOT_KEYED_MESSAGE,
     AggregatingState,
@@ -104,6 +104,7 @@ __all__ = [
     "publish",
     "route_key",
     "row_field",
+    "row_fields",
     "run_local",
     "run_local_summarized",
     "stable_pickle",

@@ -3,7 +3,8 @@
 ``key_by(lambda e: e[0])`` on a DataFrame's Rows returns one field of each Row as it is. When an
 engine holds the Rows' values as columns, it can take the key from the column instead of making
 a Row and calling the selector per record. ``row_field`` says which field a selector returns,
-when that is certain from the selector itself; anything else gets None (call the selector).
+when that is certain from the selector itself, ``row_fields`` which fields a selector returns as
+a tuple (a key of several columns); anything else gets None (call the selector).
 """
 
 from __future__ import annotations
@@ -38,9 +39,43 @@ def row_field(selector: Callable[[Any], Any], names: Sequence[str]) -> int | Non
     >>> row_field(lambda r: r.key + 1, ["key", "amount"]) is None
     True
     """
-    target = _target(selector)
-    if target is None:
+    targets = _targets(selector)
+    if targets is None or len(targets) != 1 or targets[0][0] == "tuple":
         return None
+    return _position(targets[0], names)
+
+
+def row_fields(selector: Callable[[Any], Any], names: Sequence[str]) -> tuple[int, ...] | None:
+    """The positions of the fields that ``selector`` returns from a Row with field ``names``: one
+    (``row_field``'s), or several when it returns a tuple of fields as they are: ``return
+    (arg[i], arg.name, ...)``, ``operator.itemgetter(i, j, ...)``,
+    ``operator.attrgetter("a", "b", ...)``. None when that is not certain.
+
+    >>> row_fields(lambda e: (e[0], e[2]), ["key", "amount", "region"])
+    (0, 2)
+    >>> row_fields(lambda r: (r.region, r["key"]), ["key", "amount", "region"])
+    (2, 0)
+    >>> row_fields(lambda e: e[1], ["key", "amount"])
+    (1,)
+    >>> row_fields(lambda e: [e[0], e[1]], ["key", "amount"]) is None
+    True
+    >>> row_fields(lambda e: (e[0],), ["key", "amount"]) is None
+    True
+    """
+    targets = _targets(selector)
+    if targets is None:
+        return None
+    if targets[0][0] == "tuple":
+        targets = targets[1:]
+        if len(targets) < 2:
+            return None  # ``(arg[i],)``: a one-tuple would read as the field itself
+    positions = [_position(target, names) for target in targets]
+    if any(p is None for p in positions):
+        return None
+    return tuple(p for p in positions if p is not None)
+
+
+def _position(target: tuple[str, Any], names: Sequence[str]) -> int | None:
     kind, item = target
     if kind == "item" and type(item) is int:
         n = len(names)
@@ -52,17 +87,17 @@ def row_field(selector: Callable[[Any], Any], names: Sequence[str]) -> int | Non
     return list(names).index(item)
 
 
-def _target(selector: Callable[[Any], Any]) -> tuple[str, Any] | None:
-    """``("item", i)`` for a selector that returns ``arg[i]``, ``("attr", name)`` for one that
-    returns ``arg.name``; else None."""
+def _targets(selector: Callable[[Any], Any]) -> list[tuple[str, Any]] | None:
+    """What ``selector`` returns of its argument: ``[("item", i)]`` for ``arg[i]``,
+    ``[("attr", name)]`` for ``arg.name``, and ``[("tuple", n), <n of those>]`` for a tuple of
+    them (``(arg[i], arg.name)``, ``itemgetter(i, j)``, ``attrgetter("a", "b")``); else None."""
     if type(selector) is operator.itemgetter or type(selector) is operator.attrgetter:
         args = selector.__reduce__()[1]
-        if len(args) != 1:
-            return None
         kind = "item" if type(selector) is operator.itemgetter else "attr"
-        if kind == "attr" and "." in args[0]:
+        if kind == "attr" and any(type(a) is not str or "." in a for a in args):
             return None
-        return kind, args[0]
+        got = [(kind, a) for a in args]
+        return got if len(args) == 1 else [("tuple", len(args)), *got]
     if type(selector) is not types.FunctionType:
         return None
     code = selector.__code__
@@ -75,21 +110,31 @@ def _target(selector: Callable[[Any], Any]) -> tuple[str, Any] | None:
     ):
         return None
     ops = [i for i in dis.get_instructions(code) if i.opname not in _SKIP]
-    if not ops or ops[0].opname != "LOAD_FAST" or ops[0].argval != code.co_varnames[0]:
+    if len(ops) < 2 or ops[-1].opname != "RETURN_VALUE":
         return None
-    body = ops[1:]
-    if (
-        len(body) == 3
-        and body[0].opname in _CONSTS
-        and _is_subscript(body[1])
-        and body[2].opname == "RETURN_VALUE"
-    ):
-        return "item", body[0].argval
-    if len(body) == 2 and body[0].opname == "LOAD_ATTR" and body[1].opname == "RETURN_VALUE":
-        if sys.version_info >= (3, 12) and (body[0].arg or 0) & 1:
-            return None  # a method load, not an attribute
-        return "attr", body[0].argval
-    return None
+    body, arg = ops[:-1], code.co_varnames[0]
+    tupled = body[-1].opname == "BUILD_TUPLE"
+    if tupled:
+        body = body[:-1]
+    found: list[tuple[str, Any]] = []
+    at = 0
+    while at < len(body):
+        if body[at].opname != "LOAD_FAST" or body[at].argval != arg:
+            return None
+        rest = body[at + 1 : at + 3]
+        if len(rest) == 2 and rest[0].opname in _CONSTS and _is_subscript(rest[1]):
+            found.append(("item", rest[0].argval))
+            at += 3
+        elif rest and rest[0].opname == "LOAD_ATTR":
+            if sys.version_info >= (3, 12) and (rest[0].arg or 0) & 1:
+                return None  # a method load, not an attribute
+            found.append(("attr", rest[0].argval))
+            at += 2
+        else:
+            return None
+    if tupled:
+        return [("tuple", len(found)), *found] if found and ops[-2].arg == len(found) else None
+    return found if len(found) == 1 else None
 
 
 def _is_subscript(ins: dis.Instruction) -> bool:

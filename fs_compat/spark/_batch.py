@@ -14,7 +14,8 @@ Four shortcuts keep the per-record work down without changing what a step sees:
   that step has no other input, the rows cross the shuffle as the DataFrame's own columns
   (``c0``, ``c1``, ... instead of ``v``), with the keys the route pass found (``ki``/``ks``),
   and the run pass makes the ``Row`` values from them; nothing is pickled. Keyed by one of its
-  integer or string columns as it is, the rows are routed by Spark alone (``direct_route``).
+  integer or string columns as it is, or by a tuple of them, the rows are routed by Spark alone
+  (``direct_route``).
 - The step ``to_dataframe`` reads writes the output columns in its run pass (no decode pass).
 - A single-input, non-keyed step fed by the main output of a step of the same parallelism that
   nobody else reads runs in that step's run pass (``_chain.chained``).
@@ -60,7 +61,7 @@ from ._events import (
     schema_with_routing,
     spark_schema,
 )
-from ._routing import RoutePass, direct_route, key_column, subtask_partition
+from ._routing import RoutePass, direct_route, key_fields, subtask_partition
 from ._run_pass import RunPass
 from ._ship import check_shippable, ship_user_code
 from ._worker import worker_pass
@@ -161,15 +162,15 @@ def _stage(
     single = reads[0].source.id if len(reads) == 1 and not before else None
     columnar = single is not None and frames[single].source is not None
     # Records keyed by a column of the source: Spark routes them (``direct_route``).
-    field = key_column(node.inputs[0], frames[single].source) if columnar and single is not None else None
+    key_cols = key_fields(node.inputs[0], frames[single].source) if columnar and single is not None else None
     for index, (edge, read) in enumerate(zip(node.inputs, reads, strict=True)):
         src = frames[read.source.id]
         channels.append(src.channels)
         tag = F.col("tag")
         df = src.df
-        if field is not None:
+        if key_cols is not None:
             assert src.source is not None
-            routed = direct_route(df, src.source, field, p)
+            routed = direct_route(df, src.source, key_cols, p)
             continue
         if src.source is not None:
             if read.side_tag is not None:  # a source has no side outputs
@@ -187,8 +188,10 @@ def _stage(
             df = df.mapInArrow(route, spark_schema(ROUTED))
         routed = df if routed is None else routed.unionByName(df)
     assert routed is not None
-    # Spark partition i holds subtask i only: with ``field``, ``seq`` alone orders it.
-    order = ("seq",) if field is not None else ("part", "seq") if columnar else ("part", "seq", "ch", "inp")
+    # Spark partition i holds subtask i only: with ``key_cols``, ``seq`` alone orders it.
+    order = (
+        ("seq",) if key_cols is not None else ("part", "seq") if columnar else ("part", "seq", "ch", "inp")
+    )
     ordered = routed.repartition(p, subtask_partition(p)).sortWithinPartitions(*order)
     source = frames[single].source if columnar and single is not None else None
     run = RunPass(
@@ -200,7 +203,7 @@ def _stage(
         chain=chain,
         output=output,
         tally=step_tally(node),
-        key_field=field,
+        key_fields=key_cols,
     ).mapper()
     frame = _Frame(
         ordered.mapInArrow(run, output[1].schema if output is not None else spark_schema(FIELDS)), p

@@ -4,7 +4,7 @@ a subtask.
 A step's input is routed to its subtasks (``part``): by key group for keyed edges, to every
 subtask for broadcast edges and watermarks, round-robin (or forward) otherwise
 (``RoutePass``). Records of a DataFrame source keyed by one of its integer or string columns
-are routed by Spark alone, by its own hash of the key (``key_column``, ``direct_route``). The
+are routed by Spark alone, by its own hash of the key (``key_fields``, ``direct_route``). The
 keys a route pass finds travel with the records (``key_columns``, read back by ``batch_keys``)
 so the run pass need not call the key selector again.
 """
@@ -16,7 +16,7 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from fs_compat.runtime import Edge, KeyEncoder, StepError, route_key, row_field
+from fs_compat.runtime import Edge, KeyEncoder, StepError, route_key, row_field, row_fields
 
 from ._chain import Prechain
 from ._convert import RowReader, dumps
@@ -335,32 +335,42 @@ def check_routed_key(step: str, key_selector: Callable[[Any], Any] | None, value
 _KEY_COLUMN_TYPES = frozenset({"LongType", "IntegerType", "ShortType", "ByteType", "StringType"})
 
 
-def key_column(edge: Edge, source: FrameSource | None) -> int | None:
-    """The field of a DataFrame source's records that the keyed ``edge`` reads them by, when its
-    key selector returns that field as it is (``row_field``), the field is an integer or string
-    column and the records have no timestamps: then nothing about routing them needs Python
+def key_fields(edge: Edge, source: FrameSource | None) -> tuple[int, ...] | None:
+    """The fields of a DataFrame source's records that the keyed ``edge`` reads them by, when its
+    key selector returns one field as it is, or a tuple of fields (``row_fields``: one position
+    for a key that is the field, several for a tuple key), the fields are integer or string
+    columns and the records have no timestamps: then nothing about routing them needs Python
     (``direct_route``). None otherwise."""
     if source is None or source.timed or edge.key_selector is None or edge.broadcast:
         return None
-    field = row_field(edge.key_selector, source.reader.names)
-    if field is None or type(source.schema.fields[field].dataType).__name__ not in _KEY_COLUMN_TYPES:
+    fields = row_fields(edge.key_selector, source.reader.names)
+    types = source.schema.fields
+    if fields is None or any(type(types[f].dataType).__name__ not in _KEY_COLUMN_TYPES for f in fields):
         return None
-    return field
+    return fields
 
 
-def direct_route(df: Any, source: FrameSource, field: int, p: int) -> Any:
-    """The records of a DataFrame source keyed by their column ``field`` (``key_column``),
+def key_values(cols: list[list[Any]], fields: tuple[int, ...]) -> list[Any]:
+    """The keys of a batch of records by their key ``fields`` (``key_fields``): the column's
+    values for one field, tuples of the fields' values for several."""
+    if len(fields) == 1:
+        return cols[fields[0]]
+    return list(zip(*(cols[f] for f in fields), strict=True))
+
+
+def direct_route(df: Any, source: FrameSource, fields: tuple[int, ...], p: int) -> Any:
+    """The records of a DataFrame source keyed by their columns ``fields`` (``key_fields``),
     routed by Spark with no Python pass: ``seq`` keeps the DataFrame's order (partition by
     partition, interleaved with the other sources as ``FrameSource.seqs`` does), then the
-    source's columns (``c0``, ...), and ``part`` is Spark's hash of the key (any stable
-    assignment serves a bounded job: each key goes to one subtask). The run pass reads the keys
-    from the column (``RunPass(key_field=...)``); a null key is routed too, and the run
-    pass calls the key selector for it, which fails naming the record."""
+    source's columns (``c0``, ...), and ``part`` is Spark's hash of the key's columns (any
+    stable assignment serves a bounded job: each key goes to one subtask). The run pass reads
+    the keys from the columns (``RunPass(key_fields=...)``); a null key is routed too, and the
+    run pass calls the key selector for it, which fails naming the record."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
     names = [f"c{i}" for i in range(len(source.fields))]
     seq = F.monotonically_increasing_id() * source.n_sources + source.index
-    part = F.pmod(F.hash(F.col(names[field])), F.lit(p)) if p > 1 else F.lit(0)
+    part = F.pmod(F.hash(*[F.col(names[f]) for f in fields]), F.lit(p)) if p > 1 else F.lit(0)
     return df.toDF(*names).select(seq.alias("seq"), *names, part.cast("int").alias("part"))
 
 

@@ -19,7 +19,7 @@ from fs_compat.runtime import LocalConfig, Node, StepError, SubtaskRunner
 from ._convert import OutputColumns, dumps
 from ._counters import StepTally, TaskTally
 from ._events import BATCH_ROWS, FIELDS, FrameSource, arrow_schema
-from ._routing import batch_keys, check_routed_key
+from ._routing import batch_keys, check_routed_key, key_values
 from ._worker import worker_pass
 
 #: What ``SubtaskRunner.drain`` gives: ``(tag, value, timestamp, watermark)``.
@@ -186,9 +186,9 @@ class RunPass:
 
     With ``source``, records carry that DataFrame source's columns instead of ``v``. With
     ``output = (tag, columns)``, the pass writes the values of output ``tag`` as ``columns``
-    (``to_dataframe``'s schema) instead of events. With ``key_field``, Spark routed the
-    records by that column (``direct_route``): they have no ``ts``, ``ki`` or ``ks``, and
-    their keys are the column's values."""
+    (``to_dataframe``'s schema) instead of events. With ``key_fields``, Spark routed the
+    records by those columns (``direct_route``): they have no ``ts``, ``ki`` or ``ks``, and
+    their keys are the columns' values (``key_values``)."""
 
     def __init__(
         self,
@@ -201,7 +201,7 @@ class RunPass:
         chain: Sequence[Node] = (),
         output: tuple[str | None, OutputColumns] | None = None,
         tally: StepTally | None = None,
-        key_field: int | None = None,
+        key_fields: tuple[int, ...] | None = None,
     ) -> None:
         self.node = node
         self.config = config
@@ -211,7 +211,7 @@ class RunPass:
         self.chain = chain
         self.output = output
         self.tally = tally
-        self.key_field = key_field
+        self.key_fields = key_fields
         #: The step whose outputs the pass writes (the last of the chain).
         self.step = (chain[-1] if chain else node).name
 
@@ -226,7 +226,7 @@ class RunPass:
 
     def run(self, batches: Iterator[Any]) -> Iterator[Any]:
         """The run pass over one Spark partition's ``batches``."""
-        node, source, key_field = self.node, self.source, self.key_field
+        node, source, key_fields = self.node, self.source, self.key_fields
         writer = self.writer()
         counts = self.tally.open() if self.tally is not None else None
         subtasks = _Subtasks(self, writer, counts)
@@ -249,7 +249,7 @@ class RunPass:
                 values: list[Any] = source.reader.make_rows(cols)
             else:
                 values = [None if v is None else loads(v) for v in batch.column("v").to_pylist()]
-            ts_col = batch.column("ts") if key_field is None else None
+            ts_col = batch.column("ts") if key_fields is None else None
             stamps: Any = (
                 itertools.repeat(None) if ts_col is None or ts_col.null_count == n else ts_col.to_pylist()
             )
@@ -257,7 +257,7 @@ class RunPass:
             if single and parts[0] == parts[-1] and (plain or batch.column("wm").null_count == n):
                 # Records of one subtask only (the input is sorted by subtask): one call.
                 runner = subtasks.at(parts[0])
-                keys = batch_keys(batch) if key_field is None else cols[key_field]
+                keys = batch_keys(batch) if key_fields is None else key_values(cols, key_fields)
                 if keys is not None and source is not None:
                     check_routed_key(node.name, node.inputs[0].key_selector, values[0], keys[0])
                 runner.records(0, values, stamps, keys)

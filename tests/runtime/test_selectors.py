@@ -1,4 +1,5 @@
-"""``row_field``: which field of a Row a key selector returns, when that is certain."""
+"""``row_field`` / ``row_fields``: which field, or tuple of fields, of a Row a key selector
+returns, when that is certain."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from fs_compat.common import Row
-from fs_compat.runtime._selectors import row_field
+from fs_compat.runtime import row_field, row_fields
 
 NAMES = ["key", "amount", "count", "as_dict"]
 
@@ -73,3 +74,46 @@ def test_anything_else_is_called(selector: Any) -> None:
 def test_a_closure_is_called() -> None:
     i = 0
     assert row_field(lambda e: e[i], NAMES) is None
+
+
+TUPLES: list[tuple[Callable[[Any], Any], tuple[int, ...]]] = [
+    (lambda e: (e[0], e[2]), (0, 2)),
+    (lambda r: (r.amount, r["key"], r[-1]), (1, 0, 3)),
+    (lambda r: (r.key, r.key), (0, 0)),
+    (operator.itemgetter(0, 1), (0, 1)),
+    (operator.itemgetter("count", "key"), (2, 0)),
+    (operator.attrgetter("amount", "key"), (1, 0)),
+]
+
+NOT_TUPLES: list[Callable[[Any], Any]] = [
+    lambda e: (e[0],),  # a one-tuple is not its field
+    lambda e: [e[0], e[1]],
+    lambda e: (e[0], e[0] + 1),
+    lambda e: (e[0], 1),
+    lambda e: (e[0], e[k]),
+    lambda r: (r.key, r.as_dict),
+    lambda e: (e[0], (e[1], e[2])),
+    operator.itemgetter(0, 9),
+    operator.attrgetter("key", "key.real"),
+]
+
+
+@pytest.mark.parametrize(("selector", "fields"), TUPLES)
+def test_a_selector_that_returns_a_tuple_of_fields_is_read_as_those_fields(
+    selector: Any, fields: tuple[int, ...]
+) -> None:
+    assert row_fields(selector, NAMES) == fields
+    assert row_field(selector, NAMES) is None
+    assert selector(_row()) == tuple(_row()[f] for f in fields)
+
+
+@pytest.mark.parametrize(("selector", "field"), FOLDED)
+def test_one_field_is_a_one_position_tuple(selector: Any, field: int) -> None:
+    assert row_fields(selector, NAMES) == (field,)
+
+
+@pytest.mark.parametrize(
+    "selector", NOT_TUPLES + [s for s in NOT_FOLDED if not isinstance(s, operator.itemgetter)]
+)
+def test_other_tuples_are_called(selector: Any) -> None:
+    assert row_fields(selector, NAMES) is None

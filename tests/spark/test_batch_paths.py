@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -256,13 +257,21 @@ def _python_passes(df: Any) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("selector", "most"), [(lambda r: r["k"], 12), (lambda r: r.s, 16)], ids=["int", "str"]
+    ("selector", "most"),
+    [
+        (lambda r: r["k"], 12),
+        (lambda r: r.s, 16),
+        (lambda r: (r.k, r.s), 3),
+        (operator.itemgetter(1, 0), 3),
+        (operator.attrgetter("s", "k", "id"), 1),
+    ],
+    ids=["int", "str", "tuple-lambda", "tuple-itemgetter", "tuple-attrgetter"],
 )
 def test_records_keyed_by_an_int_or_string_column_are_routed_by_spark_alone(selector: Any, most: int) -> None:
-    """A selector that returns an integer or string column as it is (``row_field``), on a
-    source without timestamps: Spark computes ``seq``, ``part`` (its own hash of the key) and
-    ``ki``/``ks`` itself, so the job is one Python pass; both targets give the same counts, in
-    each key's arrival order."""
+    """A selector that returns an integer or string column as it is, or a tuple of them
+    (``row_fields``), on a source without timestamps: Spark computes ``seq`` and ``part`` (its
+    own hash of the key's columns) itself and the run pass reads the keys from the columns, so
+    the job is one Python pass; both targets give the same counts, in each key's arrival order."""
     frame = spark_session().range(0, 80, 1, 3).selectExpr("id % 7 AS k", "concat('s', id % 5) AS s", "id")
 
     def job(target: str) -> Any:
@@ -291,6 +300,25 @@ class CountId(KeyedProcessFunction):
         count = (self.count.value() or 0) + 1
         self.count.update(count)
         yield repr(ctx.get_current_key()), value.id, count
+
+
+def test_a_null_in_a_tuple_key_routed_by_spark_is_a_part_of_the_key_as_in_process() -> None:
+    """A tuple key read from its columns: a null column is a ``None`` part of the key, which is
+    what the selector gives in-process too (only a key that is None itself is refused)."""
+    frame = spark_session().createDataFrame(
+        [(1, "a", 10), (None, "a", 11), (None, "a", 12), (1, None, 13)], "k LONG, s STRING, id LONG"
+    )
+
+    def job(target: str) -> Any:
+        env = _env(target)
+        keyed = env.from_dataframe(frame.coalesce(1)).key_by(lambda r: (r.k, r.s))
+        return keyed.process(CountId(), output_type=OUT).to_dataframe()
+
+    spark = job("spark")
+    assert _python_passes(spark) == ["run"]
+    got = sorted(tuple(r) for r in spark.collect())
+    assert got == sorted(tuple(r) for r in job("local").collect())
+    assert got == [("(1, 'a')", 10, 1), ("(1, None)", 13, 1), ("(None, 'a')", 11, 1), ("(None, 'a')", 12, 2)]
 
 
 def test_a_null_in_a_key_column_routed_by_spark_names_the_record() -> None:
