@@ -42,15 +42,15 @@ class LocalConfig:
 
 
 def route_key(
-    step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, value: Any, key: Any = None
+    step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, value: Any
 ) -> tuple[Any, bytes, int]:
-    """``(key, key bytes, key group)`` of ``value`` on a keyed edge into ``step``: its key (the
-    key selector's, unless ``key`` gives it already) located with ``encoder``. A failing key
-    selector, or one returning None or an unusable key (unhashable, or not of the key type), is
-    a StepError naming the step, the key selector and the record (``_unroutable``)."""
+    """``(key, key bytes, key group)`` of ``value`` on a keyed edge into ``step``: the key
+    selector's key, located with ``encoder``. A failing key selector, or one returning None or an
+    unusable key (unhashable, or not of the key type), is a StepError naming the step, the key
+    selector and the record (``_unroutable``)."""
+    key = None
     try:
-        if key is None:
-            key = key_selector(value)
+        key = key_selector(value)
         kb, kg = encoder.locate(key) if key is not None else _no_key()
     except Exception as exc:
         raise _unroutable(step, key_selector, value, key, exc)  # noqa: B904 - it sets the cause
