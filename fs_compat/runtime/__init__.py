@@ -16,6 +16,7 @@ from ._operator import (
     TaskInfo,
     TimeDomain,
     TimerService,
+    overrides,
 )
 from ._plan import (
     Edge,
@@ -101,6 +102,7 @@ __all__ = [
     "counted_push",
     "describe_callable",
     "key_group_bytes",
+    "overrides",
     "publish",
     "route_key",
     "row_field",

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ._local import LocalConfig, LocalRunner, StepError, _Task
-from ._operator import Operator, OperatorRuntime, SideOutput
+from ._operator import Operator, OperatorRuntime, SideOutput, overrides
 from ._plan import Node, SinkNode
 
 # How a step takes a batch (``BatchedRunner.push``).
@@ -54,10 +54,6 @@ class _Outputs:
         return lists
 
 
-def _overrides(op: Operator, name: str) -> bool:
-    return getattr(type(op), name) is not getattr(Operator, name)
-
-
 class _Step:
     """A task in the batched schedule: its consumers, how it takes a batch, its ended inputs."""
 
@@ -85,9 +81,9 @@ class _Step:
         if len(instances) != 1:  # the per-record path spreads records over the instances
             return
         op, self.rt = instances[0].op, instances[0].rt
-        if self.rt.keyed and _overrides(op, "process_keyed"):
+        if self.rt.keyed and overrides(op, "process_keyed"):
             self.kind, self.hook = _KEYED, op.process_keyed
-        elif not self.rt.keyed and _overrides(op, "process_batch"):
+        elif not self.rt.keyed and overrides(op, "process_batch"):
             self.kind, self.hook = _BATCH, op.process_batch
 
     def sides(self, lists: list[list[Any]]) -> dict[str | None, list[Any]]:
@@ -124,7 +120,7 @@ class BatchedRunner:
         for step in self.order:
             step.bind()
             for inst in step.task.instances:
-                if _overrides(inst.op, "on_activation"):
+                if overrides(inst.op, "on_activation"):
                     self._active.append((step, inst.op, inst.rt))
 
     def operators(self) -> Iterator[tuple[Node, Operator, OperatorRuntime]]:

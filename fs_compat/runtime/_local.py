@@ -15,7 +15,7 @@ from fs_compat.common.internal import DeclaredTypeError
 
 from ._errors import describe_callable
 from ._keys import MAX_PARALLELISM, KeyEncoder, subtask_of
-from ._operator import Operator, OperatorRuntime, SideOutput, TaskInfo, TimeDomain
+from ._operator import Operator, OperatorRuntime, SideOutput, TaskInfo, TimeDomain, overrides
 from ._plan import Node, OperatorNode, SinkNode, SourceNode, TimestampNode, upstream_of
 from ._state import KeyedStateBackend
 from ._timers import MAX_TIMESTAMP, MIN_TIMESTAMP
@@ -109,7 +109,7 @@ class _Instance:
         self.process = op.process
         self.one_to_one = op.one_to_one
         # The watermark hook, when the operator has one (most do not: skip the call).
-        self.on_watermark = op.on_watermark if type(op).on_watermark is not Operator.on_watermark else None
+        self.on_watermark = op.on_watermark if overrides(op, "on_watermark") else None
         self.rt = rt
         self.backend = rt.backend
         #: Its live processing-time timers, tested after each record (``TimerQueue.pending``).

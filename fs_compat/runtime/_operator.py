@@ -225,3 +225,9 @@ class Operator(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Called once at the end."""
+
+
+def overrides(op: Operator, hook: str) -> bool:
+    """Whether ``op``'s class defines its own ``hook`` (an optional Operator method): an engine
+    skips calling the base class's no-op."""
+    return getattr(type(op), hook) is not getattr(Operator, hook)

@@ -64,12 +64,12 @@ from fs_compat.runtime import (
     KeyEncoder,
     LocalConfig,
     Node,
-    Operator,
     OperatorNode,
     RuntimeMode,
     SinkNode,
     SubtaskRunner,
     TimestampNode,
+    overrides,
     row_field,
     stable_pickle,
     subtask_of,
@@ -560,10 +560,6 @@ def _query_id() -> str:
     return found or ""
 
 
-def _overrides(op: Operator, hook: str) -> bool:
-    return getattr(type(op), hook) is not getattr(Operator, hook)
-
-
 def _idle_hooks(nodes: Sequence[Node]) -> tuple[bool, bool]:
     """For the operators of ``nodes`` (instances made here, then dropped): whether a call with no
     records, no timer due and no TTL state may be skipped, and whether any operator acts when the
@@ -577,9 +573,9 @@ def _idle_hooks(nodes: Sequence[Node]) -> tuple[bool, bool]:
         if not isinstance(node, OperatorNode) or node.operator_factory is None:
             return False, True
         op = node.operator_factory()
-        if _overrides(op, "on_checkpoint") and not op.idle_checkpoint_is_noop:
+        if overrides(op, "on_checkpoint") and not op.idle_checkpoint_is_noop:
             skippable = False
-        on_watermark = on_watermark or _overrides(op, "on_watermark")
+        on_watermark = on_watermark or overrides(op, "on_watermark")
     return skippable, on_watermark
 
 
