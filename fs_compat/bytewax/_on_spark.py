@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -29,7 +28,7 @@ from fs_compat.runtime import (
 
 from ._ops import InspectDebugOperator, PassThroughOperator, user_error
 from ._ops import MsClock as _MsClock
-from ._parts import call, sink_parts, source_parts, write
+from ._parts import call, check_flow, inspector_of, sink_parts, source_parts, write
 from .dataflow import Dataflow, Stream
 from .errors import BytewaxRuntimeError
 from .inputs import (
@@ -164,16 +163,6 @@ def _source_node(node: SourceNode, source: Any) -> SourceNode:
     return SourceNode(step_id, items=_read_partitions(step_id, [part for _name, part in parts]))
 
 
-def _inspector_of(node: Node) -> Any:
-    """The inspector of an ``inspect`` / ``inspect_debug`` step, else None."""
-    if not isinstance(node, OperatorNode):
-        return None
-    factory = node.operator_factory
-    if isinstance(factory, functools.partial) and factory.func is InspectDebugOperator:
-        return factory.func(*factory.args, **factory.keywords)
-    return None
-
-
 def _clone(flow: Dataflow, targets: Sequence[Node], taps: list[_InspectTap] | None = None) -> dict[int, Node]:
     """The steps ``targets`` depend on, copied for one Spark run: sources as Spark reads them,
     the flow's own nodes untouched (a flow can run again, on any target). With ``taps``, each
@@ -188,7 +177,7 @@ def _clone(flow: Dataflow, targets: Sequence[Node], taps: list[_InspectTap] | No
             continue
         else:
             edges = [attrs.evolve(e, source=new[e.source.id]) for e in node.inputs]
-            inspector = None if taps is None else _inspector_of(node)
+            inspector = None if taps is None else inspector_of(node)
             if taps is None or inspector is None or not isinstance(node, OperatorNode):
                 new[node.id] = attrs.evolve(node, inputs=edges)
             else:
@@ -310,11 +299,15 @@ def run_main(
     epoch_interval: timedelta | None,
     recovery_config: RecoveryConfig | None,
     now_getter: Callable[[], datetime] | None,
+    *,
+    parallelism: int = 1,
 ) -> None:
     """``run_main`` with the ``spark`` target: the steps run as Spark jobs, sources are read and
     sinks written here. ``epoch_interval`` is accepted (there are no epochs on Spark);
     ``recovery_config`` is in-process only. ``now_getter`` is the processing-time clock of the
-    steps (it travels to Spark's workers pickled, so it cannot be moved during the run)."""
+    steps (it travels to Spark's workers pickled, so it cannot be moved during the run).
+    ``parallelism`` is the number of Spark tasks per step (``cluster_main``'s workers); with one,
+    the sinks get the output in the order the in-process run gives it."""
     if not isinstance(flow, Dataflow):
         raise TypeError("dataflow must subclass `fs_compat.bytewax.dataflow.Dataflow`")
     if epoch_interval is not None and not isinstance(epoch_interval, timedelta):
@@ -327,6 +320,7 @@ def run_main(
             "and a checkpointLocation"
         )
     plan = flow._plan
+    check_flow(plan.nodes)
     sinks = [n for n in plan.nodes if isinstance(n, SinkNode)]
     taps: list[_InspectTap] = []
     nodes = _clone(flow, sinks, taps)
@@ -344,7 +338,7 @@ def run_main(
         spark_sinks.append(SinkNode(sink.name, edges, consume=writer.values.append))
         writers.append(writer)
     spark_sinks += [tap.sink() for tap in taps]
-    config = LocalConfig(parallelism=1)  # one worker, as run_main: outputs in in-process order
+    config = LocalConfig(parallelism=parallelism)
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
