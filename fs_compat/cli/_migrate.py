@@ -105,9 +105,6 @@ MODULE_ADVICE: Mapping[str, str] = {
         "read with Spark (spark.readStream.format('kafka')) and fs_compat.bytewax.spark.DataFrameSource(df); "
         "write with fs_compat.bytewax.spark.to_dataframe(stream) and writeStream.format('kafka')"
     ),
-    "bytewax.run": (
-        "run the flow with fs_compat.bytewax.testing.run_main(flow) (FS_COMPAT_TARGET=spark runs it on Spark)"
-    ),
     "bytewax.visualize": "not ported: fs-compat draws no dataflow diagrams",
     "bytewax.tracing": "not ported: Spark's UI and logs show the job's progress",
 }

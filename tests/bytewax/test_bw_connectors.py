@@ -215,7 +215,7 @@ def test_files_in_and_out_on_spark(tmp_path: Path, capsys: pytest.CaptureFixture
         out_dir = tmp_path / target
         out_dir.mkdir()
         flow = Dataflow("files")
-        s = op.input("inp", flow, CSVSource(tmp_path / "in.csv"))
+        s = op.input("inp", flow, CSVSource(tmp_path / "in.csv", batch_size=1))
         s = op.stateful_map("sum", op.key_on("key", s, lambda row: row["user"]), count)
         op.output("out", s, DirSink(out_dir, 2))
         op.output("print", op.map("fmt", s, str), StdOutSink())
