@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import abc
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC as _UTC
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 
@@ -26,7 +28,7 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
-from ._ops import InspectDebugOperator, PassThroughOperator, user_error
+from ._ops import FlatMapBatchOperator, InspectDebugOperator, PassThroughOperator, PerItem, mark, user_error
 from ._ops import MsClock as _MsClock
 from ._parts import call, check_flow, inspector_of, sink_parts, source_parts, write
 from .dataflow import Dataflow, Stream
@@ -36,6 +38,7 @@ from .inputs import (
     FixedPartitionedSource,
     StatefulSourcePartition,
 )
+from .outputs import DynamicSink
 from .recovery import RecoveryConfig
 
 
@@ -93,6 +96,69 @@ class DataFrameSource(FixedPartitionedSource[Row, int]):
         return _RowsPartition(rows, self.batch_size, resume_state)
 
 
+# Connectors on Spark's own readers and writers. -----------------------------------------------
+
+
+class SparkReadSource(FixedPartitionedSource[Any, Any]):
+    """A source that Spark reads with one of its own readers (a connector such as Kafka): on
+    Spark, :meth:`dataframe` is read by Spark's tasks and each of its rows becomes the item
+    :meth:`item` makes of it (a module-level function: it travels to the workers). It does not
+    run in-process: building a partition raises ``NotImplementedError`` with
+    :meth:`in_process_alternative`."""
+
+    @abc.abstractmethod
+    def dataframe(self, spark: Any) -> Any:
+        """The Spark DataFrame (batch or streaming) to read, in session ``spark``."""
+
+    @abc.abstractmethod
+    def item(self) -> Callable[[Row], Any]:
+        """The function that makes an item of a row (it must pickle)."""
+
+    @abc.abstractmethod
+    def in_process_alternative(self) -> str:
+        """What to do instead of running this source in-process."""
+
+    def list_parts(self) -> list[str]:
+        return [type(self).__name__]
+
+    def build_part(self, step_id: str, for_part: str, resume_state: Any) -> NoReturn:
+        raise NotImplementedError(
+            f"step {step_id}: {type(self).__name__} reads through Spark and cannot run in-process; "
+            + self.in_process_alternative()
+        )
+
+
+class SparkWriteSink(DynamicSink[Any]):
+    """A sink that Spark writes with one of its own writers (a connector such as Kafka): with
+    ``run_main`` on Spark the step's items are handed to :meth:`write_items` in this process; it
+    does not run in-process (``NotImplementedError`` with :meth:`in_process_alternative`)."""
+
+    @abc.abstractmethod
+    def write_items(self, spark: Any, step_id: str, items: list[Any]) -> None:
+        """Write ``items`` (the step's output, in order) with Spark session ``spark``."""
+
+    @abc.abstractmethod
+    def in_process_alternative(self) -> str:
+        """What to do instead of running this sink in-process."""
+
+    def build(self, step_id: str, worker_index: int, worker_count: int) -> NoReturn:
+        raise NotImplementedError(
+            f"step {step_id}: {type(self).__name__} writes through Spark and cannot run in-process; "
+            + self.in_process_alternative()
+        )
+
+
+class _ItemsOf:
+    """The ``flat_map_batch`` mapper that makes items of a :class:`SparkReadSource`'s rows."""
+
+    def __init__(self, fn: Callable[[Row], Any]) -> None:
+        self.fn = fn
+        mark(self, PerItem(fn, one=True))
+
+    def __call__(self, rows: list[Row]) -> list[Any]:
+        return [self.fn(row) for row in rows]
+
+
 # Plans for Spark. ------------------------------------------------------------------------------
 
 _IN_PROCESS_ONLY = (
@@ -146,7 +212,7 @@ def _read_partitions(step_id: str, parts: list[Any]) -> list[Any]:
     return items
 
 
-def _source_node(node: SourceNode, source: Any) -> SourceNode:
+def _source_node(node: SourceNode, source: Any) -> Node:
     """The node a Bytewax source becomes on Spark: a DataFrame stays a DataFrame; any other
     source is read here, on the driver."""
     from .testing import TestingSource
@@ -154,6 +220,13 @@ def _source_node(node: SourceNode, source: Any) -> SourceNode:
     step_id = node.name
     if isinstance(source, DataFrameSource):
         return ExternalSourceNode(step_id, handle=source.df, unbounded=bool(source.df.isStreaming))
+    if isinstance(source, SparkReadSource):
+        from fs_compat.spark import spark_session
+
+        df = source.dataframe(spark_session())
+        rows = ExternalSourceNode(step_id, handle=df, unbounded=bool(df.isStreaming))
+        factory = functools.partial(FlatMapBatchOperator, step_id, _ItemsOf(source.item()))
+        return OperatorNode(f"{step_id}.items", [Edge(rows)], operator_factory=factory, stateless=True)
     if isinstance(source, TestingSource):
         items = list(source._ib)
         for item in items:
@@ -268,7 +341,10 @@ class _SinkWriter:
         self.sink = sink
         self.values: list[Any] = []
 
-    def write(self) -> None:
+    def write(self, spark: Any) -> None:
+        if isinstance(self.sink, SparkWriteSink):
+            self.sink.write_items(spark, self.step_id, self.values)
+            return
         parts = sink_parts(self.step_id, self.sink)
         if self.values:
             write(self.step_id, self.sink, parts, self.values, through=_THROUGH)
@@ -324,7 +400,8 @@ def run_main(
     sinks = [n for n in plan.nodes if isinstance(n, SinkNode)]
     taps: list[_InspectTap] = []
     nodes = _clone(flow, sinks, taps)
-    streaming = [n.name for n in nodes.values() if isinstance(n, ExternalSourceNode) and n.unbounded]
+    upstream = upstream_of(list(nodes.values()))
+    streaming = [n.name for n in upstream if isinstance(n, ExternalSourceNode) and n.unbounded]
     if streaming:
         raise NotImplementedError(
             f"step {streaming[0]} reads a streaming DataFrame, which never ends: run_main cannot "
@@ -342,7 +419,7 @@ def run_main(
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
-        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(nodes.values()))
+        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(upstream))
     except StepError as exc:
         error = _bytewax_error(exc)
         if error is exc:
@@ -351,4 +428,4 @@ def run_main(
     for tap in taps:
         tap.call()
     for writer in writers:
-        writer.write()
+        writer.write(_spark_for(upstream))

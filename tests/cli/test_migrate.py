@@ -202,14 +202,14 @@ def test_missing_module_gets_the_advice_of_its_closest_table_entry() -> None:
         "import pyflink.table.expressions as expr\n"
         "from pyflink.datastream.connectors.kafka import KafkaSource\n"
         "from pyflink.datastream.connectors.file_system import FileSink\n"
-        "from bytewax.connectors.kafka import KafkaSource as BwKafka\n"
+        "from bytewax.connectors.kafka.serde import PlainAvroSerializer\n"
     )
     findings = migrate_source(source, "job.py").findings
     assert [(f.line, f.name, f.advice) for f in findings] == [
         (1, "pyflink.table.expressions", MODULE_ADVICE["pyflink.table"]),
         (2, "pyflink.datastream.connectors.kafka", MODULE_ADVICE["pyflink.datastream.connectors.kafka"]),
         (3, "pyflink.datastream.connectors.file_system", MODULE_ADVICE["pyflink.datastream.connectors"]),
-        (4, "bytewax.connectors.kafka", MODULE_ADVICE["bytewax.connectors.kafka"]),
+        (4, "bytewax.connectors.kafka.serde", MODULE_ADVICE["bytewax.connectors.kafka.serde"]),
     ]
     assert "spark.readStream.format('kafka')" in findings[1].advice
     assert "fs_compat.bytewax.spark.DataFrameSource(df)" in findings[3].advice
