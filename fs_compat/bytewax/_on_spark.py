@@ -398,8 +398,10 @@ def run_main(
     plan = flow._plan
     check_flow(plan.nodes)
     sinks = [n for n in plan.nodes if isinstance(n, SinkNode)]
+    # Inspect steps run also when no output step follows them, as in Bytewax.
+    inspects = [n for n in plan.nodes if inspector_of(n) is not None]
     taps: list[_InspectTap] = []
-    nodes = _clone(flow, sinks, taps)
+    nodes = _clone(flow, [*sinks, *inspects], taps)
     upstream = upstream_of(list(nodes.values()))
     streaming = [n.name for n in upstream if isinstance(n, ExternalSourceNode) and n.unbounded]
     if streaming:

@@ -223,3 +223,23 @@ def test_a_non_bool_branch_predicate_is_a_runtime_error_caused_by_a_type_error()
     with pytest.raises(BytewaxRuntimeError, match=re.escape(expected)) as info:
         run_main(flow)
     assert isinstance(info.value.__cause__, TypeError)
+
+
+# On Spark. -------------------------------------------------------------------------------------
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_on_spark_checks_inspect_alone_and_cluster_workers(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(BytewaxRuntimeError, match="error building production dataflow") as info:
+        run_main(Dataflow("empty"), _target="spark")
+    assert "at least one input step" in str(info.value.__cause__)
+    # An inspect step with nothing after it prints on Spark too.
+    flow = Dataflow("look")
+    op.inspect("i", op.map("m", op.input("inp", flow, TestingSource([1, 2])), lambda x: x * 10))
+    run_main(flow, _target="spark")
+    assert capsys.readouterr().out == "look.i: 10\nlook.i: 20\n"
+    # cluster_main's workers are Spark tasks: the same sums, in any order.
+    out: list[Any] = []
+    cluster_main(_summing_flow(out), [], 0, worker_count_per_proc=2, _target="spark")
+    assert sorted(out) == [("a", 4), ("b", 6)]
