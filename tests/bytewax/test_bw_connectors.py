@@ -59,6 +59,7 @@ def test_file_source_emits_lines_without_line_ends(tmp_path: Path) -> None:
     assert _read(FileSource(str(path), batch_size=2)) == ["one", "two", "", "last"]
 
 
+@pytest.mark.in_process("recovery (run_main recovery_config)")
 def test_file_source_resumes_after_the_last_line_read(tmp_path: Path) -> None:
     path = tmp_path / "in.txt"
     path.write_text("l1\nl2\n")
@@ -162,6 +163,7 @@ def test_file_sink_writes_values_and_a_fresh_run_starts_the_file_empty(tmp_path:
     assert path.read_text() == "c;"
 
 
+@pytest.mark.in_process("recovery (run_main recovery_config)")
 def test_file_sink_resumes_at_its_snapshot_without_duplicates(tmp_path: Path) -> None:
     path = tmp_path / "out.txt"
     recovery = _recovery(tmp_path / "rec")

@@ -113,6 +113,7 @@ def test_simple_polling_source_polls_skips_none_retries_and_ends() -> None:
     assert out == [0, 1, 3, 4]
 
 
+@pytest.mark.in_process("recovery (run_main recovery_config)")
 def test_simple_polling_source_resumes_from_its_snapshot(tmp_path: Any) -> None:
     init_db_dir(tmp_path, 1)
     recovery = RecoveryConfig(str(tmp_path))
@@ -215,6 +216,7 @@ def test_a_flow_needs_an_output_or_inspect_step(capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().out == "no_out.look: 2\nno_out.look: 3\n"
 
 
+@pytest.mark.in_process("exception chain (the TypeError cause stays in the Spark worker)")
 def test_a_non_bool_branch_predicate_is_a_runtime_error_caused_by_a_type_error() -> None:
     flow = Dataflow("br")
     b = op.branch("branch", op.input("inp", flow, TestingSource([1])), lambda x: x)  # type: ignore[arg-type,return-value]

@@ -74,6 +74,7 @@ def test_reports_what_it_cannot_find(flows: Path) -> None:
         main(["no_such_module_here:flow"])
 
 
+@pytest.mark.in_process("recovery (run_main recovery_config)")
 def test_recovery_options_resume_where_the_last_run_stopped(
     flows: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
