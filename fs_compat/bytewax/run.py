@@ -21,6 +21,9 @@ arguments (default ``flow``). Options, also taken from Bytewax's environment var
   for one process only; a cluster of several processes raises ``NotImplementedError`` (on Spark,
   the executors are the cluster).
 
+``python -m fs_compat.bytewax.testing`` (Bytewax's testing entry point) takes the same arguments with
+``-p/--processes`` (``BYTEWAX_PROCESSES``, one only) instead of ``-i/-a``.
+
 The flow runs in this process unless ``FS_COMPAT_TARGET=spark`` (then its steps run on Spark, as
 ``run_main``'s ``spark`` target).
 """
@@ -154,9 +157,10 @@ def _interval(value: str | timedelta | None) -> timedelta | None:
     return _seconds(value) if isinstance(value, str) else value
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(testing: bool) -> argparse.ArgumentParser:
+    module = "testing" if testing else "run"
     parser = argparse.ArgumentParser(
-        prog="python -m fs_compat.bytewax.run",
+        prog=f"python -m fs_compat.bytewax.{module}",
         description="Run a Bytewax dataflow with fs-compat (on Spark with FS_COMPAT_TARGET=spark)",
     )
     parser.add_argument(
@@ -166,40 +170,40 @@ def _parser() -> argparse.ArgumentParser:
     )
     options: list[tuple[str, str, dict[str, Any], str, str]] = [
         ("-r", "--recovery-directory", {"type": Path}, "BYTEWAX_RECOVERY_DIRECTORY", "recovery partitions"),
-        (
-            "-s",
-            "--snapshot-interval",
-            {"type": _seconds},
-            "BYTEWAX_SNAPSHOT_INTERVAL",
-            "epoch length, seconds",
-        ),
+        ("-s", "--snapshot-interval", {"type": _seconds}, "BYTEWAX_SNAPSHOT_INTERVAL", "epoch length (s)"),
         (
             "-b",
             "--backup-interval",
             {"type": _seconds},
             "BYTEWAX_RECOVERY_BACKUP_INTERVAL",
-            "how long superseded snapshots are kept, seconds",
+            "how long superseded snapshots are kept (s)",
         ),
         ("-w", "--workers-per-process", {"type": int}, "BYTEWAX_WORKERS_PER_PROCESS", "workers"),
-        ("-i", "--process-id", {"type": int}, "BYTEWAX_PROCESS_ID", "this process' index (one process only)"),
-        ("-a", "--addresses", {}, "BYTEWAX_ADDRESSES", "addresses of the processes, ';'-separated"),
     ]
+    if testing:  # bytewax.testing's scaling options: processes it would start itself
+        options.append(("-p", "--processes", {"type": int}, "BYTEWAX_PROCESSES", "processes (one only)"))
+    else:
+        options += [
+            (
+                "-i",
+                "--process-id",
+                {"type": int},
+                "BYTEWAX_PROCESS_ID",
+                "this process' index (one only)",
+            ),
+            ("-a", "--addresses", {}, "BYTEWAX_ADDRESSES", "addresses of the processes, ';'-separated"),
+        ]
     for short, long, kind, envvar, text in options:
         parser.add_argument(short, long, action=_EnvDefault, envvar=envvar, help=text, **kind)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """The command line: parse ``argv`` (default ``sys.argv[1:]``), locate the flow and run it."""
-    parser = _parser()
+def main(argv: Sequence[str] | None = None, *, testing: bool = False) -> None:
+    """The command line: parse ``argv`` (default ``sys.argv[1:]``), locate the flow and run it.
+    ``testing``: ``python -m fs_compat.bytewax.testing``'s options (``-p`` instead of ``-i/-a``)."""
+    parser = _parser(testing)
     args = parser.parse_args(argv)
-    # Values from the environment arrive as text.
-    snapshot = (
-        _seconds(args.snapshot_interval)
-        if isinstance(args.snapshot_interval, str)
-        else args.snapshot_interval
-    )
-    backup = _seconds(args.backup_interval) if isinstance(args.backup_interval, str) else args.backup_interval
+    snapshot, backup = _interval(args.snapshot_interval), _interval(args.backup_interval)
     recovery = None
     if args.recovery_directory is not None:
         if snapshot is None or backup is None:
@@ -210,15 +214,23 @@ def main(argv: Sequence[str] | None = None) -> None:
         recovery = _RecoveryConfig(Path(args.recovery_directory), backup)
     elif snapshot is None:
         snapshot = timedelta(seconds=10)
-    if args.process_id is not None and args.addresses is None:
-        parser.error("the addresses option is required if a process_id is passed")
+    process_id: int | None
+    addresses: list[str] | None
+    if testing:
+        # Bytewax starts the processes itself, on ports 2101...; fs-compat runs one.
+        process_id, addresses = 0, [f"localhost:{2101 + i}" for i in range(int(args.processes or 1))]
+    else:
+        if args.process_id is not None and args.addresses is None:
+            parser.error("the addresses option is required if a process_id is passed")
+        process_id = None if args.process_id is None else int(args.process_id)
+        addresses = None if args.addresses is None else args.addresses.split(";")
     module_name, expr = _prepare_import(args.import_str)
     flow = _locate_dataflow(module_name, expr)
     cli_main(
         flow,
         workers_per_process=int(args.workers_per_process or 1),
-        process_id=None if args.process_id is None else int(args.process_id),
-        addresses=None if args.addresses is None else args.addresses.split(";"),
+        process_id=process_id,
+        addresses=addresses,
         epoch_interval=snapshot,
         recovery_config=recovery,
     )

@@ -265,3 +265,9 @@ def poll_next_batch(part: Any, timeout: timedelta = timedelta(seconds=5)) -> lis
             return found
         if datetime.now(_UTC) - start > timeout:
             raise TimeoutError()
+
+
+if __name__ == "__main__":
+    from .run import main as _main
+
+    _main(testing=True)

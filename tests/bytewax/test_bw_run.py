@@ -115,3 +115,17 @@ def test_python_dash_m(flows: Path) -> None:
         check=False,
     )
     assert (done.returncode, done.stdout) == (0, "-a\n-b\n"), done.stderr
+
+
+def test_python_dash_m_testing_runs_one_process(flows: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("FS_COMPAT_TARGET", None)
+
+    def testing(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "fs_compat.bytewax.testing", str(flows), *args]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+    done = testing("-w", "2", "-p", "1")
+    assert (done.returncode, done.stdout) == (0, ">a\n>b\n"), done.stderr
+    done = testing("-p", "2")
+    assert done.returncode != 0 and "NotImplementedError" in done.stderr
