@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -208,14 +209,17 @@ def test_kafka_operators_build_flows_like_bytewax() -> None:
 # On Spark. -------------------------------------------------------------------------------------
 
 
+KAFKA_SCHEMA = (
+    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+    "timestampType int, headers array<struct<key:string,value:binary>>"
+)
+
+
 class _FakeKafka(KafkaSource):
     """A KafkaSource whose DataFrame is made here, shaped like Spark's Kafka source's."""
 
     def dataframe(self, spark: Any) -> Any:
-        schema = (
-            "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
-            "timestampType int, headers array<struct<key:string,value:binary>>"
-        )
+        schema = KAFKA_SCHEMA
         stamp = datetime(2024, 1, 1, tzinfo=UTC)
         rows = [
             (b"a", b"1", "in", 0, 0, stamp, 0, [("h", b"x")]),
@@ -272,3 +276,62 @@ def _pyspark_version() -> str:
     import pyspark
 
     return str(pyspark.__version__)
+
+
+class _FakeKafkaStream(KafkaSource):
+    """A tailing KafkaSource whose stream is parquet files with the Kafka source's schema."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(BROKERS, ["in"])
+        self.folder = folder
+
+    def dataframe(self, spark: Any) -> Any:
+        return (
+            spark.readStream.schema(KAFKA_SCHEMA)
+            .option("maxFilesPerTrigger", 1)
+            .parquet(str(self.folder / "*"))
+        )
+
+
+def _sum_values(total: int | None, msg: KafkaSourceMessage[bytes, bytes]) -> tuple[int, int]:
+    total = (total or 0) + int(msg.value)
+    return total, total
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_tailing_source_is_a_streaming_query_that_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    from fs_compat.bytewax.spark import to_dataframe
+    from fs_compat.common import Types
+    from fs_compat.spark import spark_session
+
+    spark = spark_session()
+    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    stamp = datetime(2024, 1, 1, tzinfo=UTC)
+
+    def produce(name: str, messages: list[tuple[bytes, bytes, int]]) -> None:
+        rows = [(k, v, "in", 0, offset, stamp, 0, []) for k, v, offset in messages]
+        spark.createDataFrame(rows, KAFKA_SCHEMA).coalesce(1).write.parquet(str(source / name))
+
+    def run() -> list[tuple[str, int]]:
+        flow = Dataflow("sums")
+        s = op.key_on("key", op.input("inp", flow, _FakeKafkaStream(source)), lambda m: m.key.decode())
+        out = to_dataframe(
+            op.stateful_map("sum", s, _sum_values), Types.TUPLE([Types.STRING(), Types.LONG()])
+        )
+        assert out.isStreaming
+        query = (
+            out.writeStream.format("parquet")
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start(str(sink))
+        )
+        query.awaitTermination()
+        assert query.exception() is None
+        return sorted((r.f0, r.f1) for r in spark.read.parquet(str(sink)).collect())
+
+    produce("1", [(b"a", b"1", 0), (b"b", b"10", 1)])
+    assert run() == [("a", 1), ("b", 10)]
+    produce("2", [(b"a", b"2", 2)])
+    # A new query from the same checkpoint: it reads only the new messages, with each key's state.
+    assert run() == [("a", 1), ("a", 3), ("b", 10)]
