@@ -337,8 +337,9 @@ def blob_sizes(spark: Any, checkpoint: str) -> tuple[int, int, int]:
     committed version, read with Spark's ``statestore`` data source."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    rows = spark.read.format("statestore").load(checkpoint)
-    blob = F.length(F.col("value.groupState.blob"))
+    # The key-group rows: the ValueState "kg" of the keyed step's transformWithState operator.
+    rows = spark.read.format("statestore").option("stateVarName", "kg").load(checkpoint)
+    blob = F.length(F.col("value.blob"))
     n, total, largest = rows.agg(F.count("*"), F.sum(blob), F.max(blob)).collect()[0]
     return int(n), int(total or 0), int(largest or 0)
 

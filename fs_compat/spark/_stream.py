@@ -1,8 +1,9 @@
 """Unbounded plans on Spark Structured Streaming, with the job's keyed state and timers in Spark's
 checkpointed state store.
 
-Supported shape: a streaming DataFrame source, then single-input steps of which at most one is
-keyed (``source -> [stateless steps, timestamps] -> keyed step -> [stateless steps] -> output``).
+Supported shape: a streaming DataFrame source, then single-input steps, any number of them keyed
+(``source -> [stateless steps, timestamps] -> keyed step -> [stateless steps] -> keyed step ...
+-> output``).
 
 Physical plan:
 
@@ -13,7 +14,10 @@ Physical plan:
    adds one marker row per key group carrying the largest timestamp it saw (or none), so every
    key group is visited in every micro-batch: processing-time timers and TTL cleanup run for idle
    keys too, and every key group learns the micro-batch's largest timestamp.
-2. ``groupBy("kg").applyInPandasWithState`` (no Spark timeout, no Spark watermark): one state row
+2. Per keyed step, ``groupBy("kg").transformWithStateInPandas`` (time mode None, no Spark
+   watermark; processing time is the micro-batch's, ``current_timestamp()``, in a ``now``
+   column; Spark chains several of these in one query, each with its own state in the
+   checkpoint, where it refuses two ``applyInPandasWithState``): one state row (a ``ValueState``)
    per key group holds that group's keyed state and timers as one blob
    (``KeyedStateBackend.snapshot_key_group``), plus a header read without unpickling the blob:
    a token (the blob's version, random, new with each write), the largest timestamp seen, the
@@ -26,8 +30,11 @@ Physical plan:
    processing-time timers, process the group's records in input order, advance the watermark to
    ``largest timestamp - delay`` (firing event-time timers), run the steps after the keyed one,
    and write the row back only if it changed (blobs are pickled without pickle's memo, so
-   unchanged state gives the same bytes). Output rows follow the stream's output type
-   (``_convert.OutputColumns``).
+   unchanged state gives the same bytes). The last keyed step's output rows follow the stream's
+   output type (``_convert.OutputColumns``); a keyed step followed by another writes rows of the
+   pre-pass's form, routed to the next step's key groups (``_NextStep``), and one marker per call
+   that ``_markers`` turns into one marker per key group of the next step, so that every key
+   group of every keyed step is visited in every micro-batch and learns its largest timestamp.
 
 The watermark is computed here rather than by Spark: Spark drops records behind its watermark
 before a stateful step, and it gives a stateful step no watermark unless the step's own input
@@ -103,12 +110,17 @@ class StreamPlanError(ValueError):
 
 @attrs.frozen
 class StreamShape:
-    """The steps of a streaming job, in order: before the keyed step, the keyed step, after."""
+    """The steps of a streaming job, in order: the stateless ones before the first keyed step,
+    then each keyed step with the non-keyed steps after it (up to the next keyed step)."""
 
     source: ExternalSourceNode
     before: tuple[Node, ...]
-    keyed: OperatorNode | None
-    after: tuple[Node, ...]
+    stages: tuple[tuple[OperatorNode, tuple[Node, ...]], ...] = ()
+
+    @property
+    def keyed(self) -> OperatorNode | None:
+        """The first keyed step (None: the job has none)."""
+        return self.stages[0][0] if self.stages else None
 
 
 def stream_shape(node: Node, tag: str | None) -> StreamShape:
@@ -119,7 +131,7 @@ def stream_shape(node: Node, tag: str | None) -> StreamShape:
         if isinstance(current, SinkNode) or len(current.inputs) != 1:
             raise StreamPlanError(
                 f"step '{current.name}' has {len(current.inputs)} inputs; on a streaming DataFrame "
-                "each step takes one input (union, connect and broadcast need bounded input)"
+                "each step takes one input for now (union, connect and broadcast need bounded input)"
             )
         edge = current.inputs[0]
         if edge.side_tag is not None:
@@ -131,22 +143,20 @@ def stream_shape(node: Node, tag: str | None) -> StreamShape:
         chain.append(current)
         current = edge.source
     chain.reverse()
-    keyed = [n for n in chain if isinstance(n, OperatorNode) and n.keyed]
-    if len(keyed) > 1:
-        raise StreamPlanError(
-            "a streaming job may have one keyed step; found "
-            + ", ".join(f"'{n.name}'" for n in keyed)
-            + " (run them as separate queries, joined through a sink)"
-        )
     if not current.unbounded:
         raise StreamPlanError("stream_dataframe needs a streaming DataFrame source")
-    if keyed:
-        at = chain.index(keyed[0])
-        before, after = tuple(chain[:at]), tuple(chain[at + 1 :])
-        if any(isinstance(n, TimestampNode) for n in after):
-            raise StreamPlanError("assign timestamps before the keyed step on a streaming DataFrame")
-        return StreamShape(current, before, keyed[0], after)
-    return StreamShape(current, tuple(chain), None, ())
+    at = [i for i, n in enumerate(chain) if isinstance(n, OperatorNode) and n.keyed]
+    if not at:
+        return StreamShape(current, tuple(chain))
+    stages = []
+    for i, start in enumerate(at):
+        end = at[i + 1] if i + 1 < len(at) else len(chain)
+        keyed = chain[start]
+        assert isinstance(keyed, OperatorNode)
+        stages.append((keyed, tuple(chain[start + 1 : end])))
+    if any(isinstance(n, TimestampNode) for n in chain[at[0] :]):
+        raise StreamPlanError("assign timestamps before the first keyed step on a streaming DataFrame")
+    return StreamShape(current, tuple(chain[: at[0]]), tuple(stages))
 
 
 def _watermark_delay(shape: StreamShape) -> int | None:
@@ -181,17 +191,96 @@ def stream_dataframe(
     if shape.keyed is None:
         return source.mapInArrow(_stateless(shape, tag, config, out), out.schema)
     delay = _watermark_delay(shape)
-    pre = source.mapInArrow(_pre(shape, config), _spark_schema(_PRE_FIELDS))
+    session = source.sparkSession
+    _use_rocksdb(session)
+    df = source.mapInArrow(_pre(shape, config), _spark_schema(_PRE_FIELDS))
     row_names = None if shape.before else _reader(shape).names
-    cache_bytes = int(source.sparkSession.conf.get(WORKER_CACHE_CONF, str(DEFAULT_WORKER_CACHE_BYTES)))
-    fn = _KeyGroups(shape.keyed, shape.after, tag, config, out, clock, delay, row_names, cache_bytes)
-    return pre.groupBy("kg").applyInPandasWithState(
-        fn,
-        outputStructType=out.schema,
-        stateStructType=_spark_schema(_STATE_FIELDS),
-        outputMode="append",
-        timeoutConf="NoTimeout",
-    )
+    cache_bytes = int(session.conf.get(WORKER_CACHE_CONF, str(DEFAULT_WORKER_CACHE_BYTES)))
+    pre_schema = _spark_schema(_PRE_FIELDS)
+    for i, (keyed, after) in enumerate(shape.stages):
+        last = i + 1 == len(shape.stages)
+        fn = _KeyGroups(
+            keyed,
+            after,
+            tag if last else None,
+            config,
+            out,
+            clock,
+            delay,
+            row_names if i == 0 else None,
+            cache_bytes,
+            next_step=None if last else shape.stages[i + 1][0],
+        )
+        df = (
+            df.withColumn("now", _batch_time_ms())
+            .groupBy("kg")
+            .transformWithStateInPandas(
+                _KeyGroupProcessor(fn), out.schema if last else pre_schema, "Append", "None"
+            )
+        )
+        if not last:
+            df = df.mapInArrow(_markers(config.max_parallelism), pre_schema)
+    return df
+
+
+#: The state store provider ``transformWithStateInPandas`` needs, and Spark's default (which it
+#: refuses).
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+_DEFAULT_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+_PROVIDER_CONF = "spark.sql.streaming.stateStore.providerClass"
+
+
+def _use_rocksdb(session: Any) -> None:
+    """Make the session's streaming queries use RocksDB state stores (``transformWithState``
+    runs on nothing else) unless it names another provider than Spark's default."""
+    current = session.conf.get(_PROVIDER_CONF, _DEFAULT_PROVIDER)
+    if current == _DEFAULT_PROVIDER:
+        session.conf.set(_PROVIDER_CONF, ROCKSDB_PROVIDER)
+
+
+def _batch_time_ms() -> Any:
+    """The micro-batch's timestamp in ms, as a column: in a streaming query Spark gives
+    ``current_timestamp()`` the batch's time (kept in the offset log, so a re-run batch sees the
+    same time). The key-group pass's processing time."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    return F.unix_millis(F.current_timestamp())
+
+
+def _markers(n_groups: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """Between two keyed steps: the rows of the first step's key groups go on, but their
+    markers (``kg`` -1, one per call, ``ts`` the largest timestamp it saw) become one marker per
+    key group of the next step, with the largest of those timestamps (see ``_pre``)."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        schema = _arrow_schema()
+        top: int | None = None
+        for batch in batches:
+            marker = pc.equal(batch.column("kg"), -1)
+            seen = pc.max(batch.filter(marker).column("ts")).as_py()
+            if seen is not None and (top is None or seen > top):
+                top = seen
+            kept = batch.filter(pc.invert(marker))
+            if kept.num_rows:
+                yield kept.select([f.name for f in schema])
+        yield pa.RecordBatch.from_pydict(_marker_columns(n_groups, top), schema=schema)
+
+    return worker_pass(run)
+
+
+def _marker_columns(n_groups: int, max_ts: int | None) -> dict[str, list[Any]]:
+    """One marker row per key group: no value, the largest timestamp seen (see ``_pre``)."""
+    return {
+        "kg": list(range(n_groups)),
+        "seq": [-1] * n_groups,
+        "v": [None] * n_groups,
+        "ts": [max_ts] * n_groups,
+        "ki": [0] * n_groups,  # not a key: keeps the column's type int where keys are ints
+        "ks": [None] * n_groups,
+    }
 
 
 def _spark_schema(fields: Sequence[tuple[str, str]]) -> Any:
@@ -333,15 +422,7 @@ def _pre(shape: StreamShape, config: LocalConfig) -> Callable[[Iterator[Any]], I
                 ],
                 schema=schema,
             )
-        markers = {
-            "kg": list(range(n_groups)),
-            "seq": [-1] * n_groups,
-            "v": [None] * n_groups,
-            "ts": [max_ts] * n_groups,
-            "ki": [0] * n_groups,  # not a key: keeps the column's type int where keys are ints
-            "ks": [None] * n_groups,
-        }
-        yield pa.RecordBatch.from_pydict(markers, schema=schema)
+        yield pa.RecordBatch.from_pydict(_marker_columns(n_groups, max_ts), schema=schema)
 
     return worker_pass(run)
 
@@ -511,7 +592,7 @@ class _Group:
 
 class _WorkerCache:
     """The key groups a Python worker keeps between micro-batches (Spark reuses Python workers
-    across tasks, ``spark.python.worker.reuse``; the ``applyInPandasWithState`` function itself
+    across tasks, ``spark.python.worker.reuse``; the key-group function itself
     is unpickled anew for every task, so the cache lives in this module).
 
     Keyed by (plan, streaming query, key group). A group is taken out while a call uses it and put
@@ -580,7 +661,7 @@ def _idle_hooks(nodes: Sequence[Node]) -> tuple[bool, bool]:
 
 
 class _KeyGroups:
-    """The applyInPandasWithState function: one call per key group per micro-batch."""
+    """The key-group pass of a keyed step: one call per key group per micro-batch (``_KeyGroupProcessor``)."""
 
     def __init__(
         self,
@@ -593,6 +674,7 @@ class _KeyGroups:
         delay: int | None,
         row_names: list[str] | None = None,
         cache_bytes: int = DEFAULT_WORKER_CACHE_BYTES,
+        next_step: OperatorNode | None = None,
     ) -> None:
         self.row_names = row_names  # records arrive as tuples of a Row's values
         self.keyed = keyed
@@ -606,6 +688,8 @@ class _KeyGroups:
         #: This plan, in workers' caches: every task unpickles its own copy of this object.
         self.plan_id = uuid.uuid4().hex
         self.skip_idle, self.watermark_hooks = _idle_hooks((keyed, *self.after))
+        #: The keyed step the main output goes to (None: the output is the job's, as columns).
+        self.next: _NextStep | None = None if next_step is None else _NextStep(next_step, config)
 
     def _new_group(self, kg: int) -> _Group:
         now = [0]
@@ -620,26 +704,37 @@ class _KeyGroups:
 
     @worker_pass
     def __call__(self, key: tuple[Any, ...], pdfs: Iterator[Any], state: Any) -> Iterator[Any]:
-        import pandas as pd
-
+        """One key group's call: ``state`` is its state row (Spark's ``GroupState``, or
+        ``_TwsState`` over ``transformWithStateInPandas``'s)."""
         kg = int(key[0])
-        row = _StateRow.read(state.get) if state.exists else None
         # Records (v set) and markers (v null, ts = a partition's largest timestamp), as lists:
         # per-record pandas access is slow.
         records = _Records()
         for pdf in pdfs:
             if len(pdf):
                 records.add(pdf)
+        results = self._run(kg, records, state)
+        if self.next is not None:
+            yield self.next.frame(kg, results, records.max_ts)
+        elif results:
+            import pandas as pd
+
+            cols = self.out.columns([v for v, _t in results])
+            yield pd.DataFrame({name: pd.Series(cols[name], dtype=object) for name in self.out.names})
+
+    def _run(self, kg: int, records: _Records, state: Any) -> list[tuple[Any, int | None]]:
+        """Run key group ``kg`` over ``records``; its outputs (values and timestamps)."""
+        row = _StateRow.read(state.get) if state.exists else None
         batch_max = records.max_ts
         data = records.n > 0
         if row is None:
             if not data:
-                return  # a marker for a key group that holds nothing
+                return []  # a marker for a key group that holds nothing
             group = self._new_group(kg)
         elif not data and self._idle(row, state, batch_max):
             if self.delay is not None and batch_max is not None and _above(batch_max, row.max_ts):
                 state.update(attrs.evolve(row, max_ts=batch_max).values())  # the blob as it was
-            return
+            return []
         else:
             group = self._group_for(kg, row)
         cache_key = (self.plan_id, _query_id(), kg)
@@ -659,13 +754,11 @@ class _KeyGroups:
             group.max_ts = batch_max
             runner.watermark(0, 0, batch_max - self.delay)
         runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
-        results = [v for g, v, _t, wm in runner.drain() if wm is None and g == self.tag]
+        results = [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == self.tag]
         runner.runtime.backend.purge_expired()  # expired TTL state leaves the state store
         if self._save(group, kg, state, row):
             _CACHE.put(cache_key, group, self.cache_bytes)
-        if results:
-            cols = self.out.columns(results)
-            yield pd.DataFrame({name: pd.Series(cols[name], dtype=object) for name in self.out.names})
+        return results
 
     def _idle(self, row: _StateRow, state: Any, batch_max: int | None) -> bool:
         """Whether a call without records has nothing to do for the key group of ``row``: no
@@ -737,6 +830,91 @@ class _KeyGroups:
             state.update(written.values())
             group.blob, group.token = blob, token
         return True
+
+
+class _NextStep:
+    """The keyed step after a key-group pass: its outputs become that step's rows (``_PRE_FIELDS``),
+    routed to its key groups."""
+
+    def __init__(self, node: OperatorNode, config: LocalConfig) -> None:
+        edge = node.inputs[0]
+        assert edge.key_selector is not None
+        self.step = node.name
+        self.key_selector = edge.key_selector
+        self.encoder = KeyEncoder(edge.key_codec, config.max_parallelism)
+
+    def frame(self, kg: int, results: list[tuple[Any, int | None]], max_ts: int | None) -> Any:
+        """The rows of ``results`` (outputs of key group ``kg``, in order: ``seq`` keeps it per
+        key group), then this call's marker (``kg`` -1, ``ts`` the largest timestamp it saw)."""
+        import pandas as pd
+
+        values = [v for v, _t in results]
+        kgs, keys = locate_keys(self.step, self.key_selector, self.encoder, values)
+        n = len(values)
+        ints = [k if type(k) is int and -(2**63) <= k < 2**63 else None for k in keys]
+        strs = [k if type(k) is str else None for k in keys]
+        return pd.DataFrame(
+            {
+                "kg": pd.Series([*kgs, -1], dtype="int32"),
+                "seq": pd.Series([*range(kg << 40, (kg << 40) + n), -1], dtype="int64"),
+                "v": pd.Series([*_dumps_all(values), None], dtype=object),
+                "ts": pd.Series([*(t for _v, t in results), max_ts], dtype=object),
+                "ki": pd.Series([*ints, None], dtype=object),
+                "ks": pd.Series([*strs, None], dtype=object),
+            }
+        )
+
+
+class _TwsState:
+    """A key group's state row in ``transformWithStateInPandas``'s ``ValueState``, read and
+    written as ``_KeyGroups`` does Spark's ``GroupState``; ``now`` is the processing time."""
+
+    def __init__(self, value: Any, now: int) -> None:
+        self.value = value
+        self.now = now
+
+    @property
+    def exists(self) -> bool:
+        return bool(self.value.exists())
+
+    @property
+    def get(self) -> Any:
+        return self.value.get()
+
+    def update(self, row: tuple[Any, ...]) -> None:
+        self.value.update(row)
+
+    def remove(self) -> None:
+        self.value.clear()
+
+    def getCurrentProcessingTimeMs(self) -> int:  # noqa: N802 - GroupState's name
+        return self.now
+
+
+def _processor_base() -> type:
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+    return StatefulProcessor
+
+
+class _KeyGroupProcessor(_processor_base()):  # type: ignore[misc]
+    """The ``transformWithStateInPandas`` processor of a key-group pass: one ``ValueState`` (the
+    state row, ``_STATE_FIELDS``) per key group; each call is ``_KeyGroups``' with the
+    micro-batch's time from the rows' ``now`` column. Several such passes chain in one query."""
+
+    def __init__(self, fn: _KeyGroups) -> None:
+        self.fn = fn
+
+    def init(self, handle: Any) -> None:
+        self.row = handle.getValueState("kg", _spark_schema(_STATE_FIELDS))
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:  # noqa: N802,N803
+        frames = [pdf for pdf in rows if len(pdf)]
+        now = int(frames[0]["now"].iloc[0]) if frames else 0
+        yield from self.fn(key, iter(frames), _TwsState(self.row, now))
+
+    def close(self) -> None:
+        pass
 
 
 def _above(a: int | None, b: int | None) -> bool:

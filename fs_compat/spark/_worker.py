@@ -19,9 +19,9 @@ F = TypeVar("F", bound=Callable[..., Iterator[Any]])
 
 
 def worker_pass(fn: F) -> F:
-    """``fn`` (a function over an iterator of batches that yields batches: mapInArrow's, or
-    applyInPandasWithState's), run with the collector's first threshold at ``PASS_GC_THRESHOLD``;
-    the worker's thresholds are restored when it is done (also on error)."""
+    """``fn`` (a function over an iterator of batches that yields batches: mapInArrow's, or a
+    key group's in a stateful pass), run with the collector's first threshold at
+    ``PASS_GC_THRESHOLD``; the worker's thresholds are restored when it is done (also on error)."""
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Iterator[Any]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stream_query import run_to_parquet
 
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.dataflow import Dataflow
@@ -33,15 +34,7 @@ def _events(spark: Any, source: Path) -> Any:
 
 def _run(out: Any, checkpoint: Path, sink: Path) -> int:
     """One run of the query until its input is used up; the number of micro-batches."""
-    query = (
-        out.writeStream.format("parquet")
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start(str(sink))
-    )
-    query.awaitTermination()
-    assert query.exception() is None
-    return len(query.recentProgress)
+    return len(run_to_parquet(out, checkpoint, sink))
 
 
 def _freeze(value: Any) -> Any:

@@ -136,5 +136,6 @@ def test_streaming_dataframe_stateless_steps_and_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="streaming DataFrame, which never ends"):
         ds.map(lambda r: r).execute_and_collect()
     twice = ds.key_by(lambda r: r.k).reduce(lambda a, b: b).key_by(lambda r: r.k).reduce(lambda a, b: a)
-    with pytest.raises(StreamPlanError, match="one keyed step"):
-        twice.to_dataframe()
+    assert twice.to_dataframe().isStreaming  # two keyed steps: one query (test_streaming_chain)
+    with pytest.raises(StreamPlanError, match="has 2 inputs"):
+        ds.union(ds).map(lambda r: r).to_dataframe()

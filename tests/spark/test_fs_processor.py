@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stream_query import run_to_parquet
 
 from fs_api import Context, FSProcessorDriver
 from fs_api.testing import LocalContext
@@ -125,16 +126,7 @@ def _start(
     df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source / "*"))
     if watermark:
         df = df.withWatermark("ts", "1 second")
-    query = (
-        run_processor(df, processor, **kw)
-        .writeStream.format("parquet")
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start(str(sink))
-    )
-    query.awaitTermination()
-    assert query.exception() is None
-    return list(query.recentProgress)
+    return run_to_parquet(run_processor(df, processor, **kw), checkpoint, sink)
 
 
 def _sink(spark: Any, sink: Path) -> Counter[tuple[bytes, int]]:
@@ -196,16 +188,18 @@ def test_checkpoints_and_watermarks_reach_the_processor_per_micro_batch(tmp_path
     first = _start(spark, source, checkpoint, sink, Hooks, watermark=True, key_column=None)
     _write(spark, source, "3", [b"d", b"e"], 9000)
     second = _start(spark, source, checkpoint, sink, Hooks, watermark=True, key_column=None)
+    # The micro-batches with input (Spark may run one without input after the restart, for its
+    # watermark: transformWithState's stateful operator asks for it; it reaches no processor).
     batch_ids = [p["batchId"] for p in first + second if p["numInputRows"]]
-    assert batch_ids == [0, 1, 2]
+    assert batch_ids[:2] == [0, 1] and len(batch_ids) == 3 and batch_ids[2] in (2, 3)
     out = _sink(spark, sink)
-    # One checkpoint per micro-batch, with its id and the count so far (continued after the
-    # restart); the watermark is the largest timestamp so far - 1 s.
+    # One checkpoint per micro-batch with input, with its id and the count so far (continued
+    # after the restart); the watermark is the largest timestamp so far - 1 s.
     assert out == Counter(
         {
             (b"ck:0:2", 2): 1,
             (b"ck:1:3", 2): 1,
-            (b"ck:2:5", 2): 1,
+            (b"ck:%d:5" % batch_ids[2], 2): 1,
             (b"wm:4000", 1): 1,
             (b"wm:6000", 1): 1,
             (b"wm:8000", 1): 1,

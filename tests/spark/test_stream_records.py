@@ -92,7 +92,7 @@ def _passes(df: Any, selector: Any) -> tuple[list[pa.RecordBatch], _KeyGroups]:
     source = node.inputs[0].source
     assert isinstance(source, ExternalSourceNode)
     config = LocalConfig()
-    shape = StreamShape(source, (), node, ())
+    shape = StreamShape(source, (), ((node, ()),))
     batches = df.toArrow().to_batches(max_chunksize=7)
     pre = list(_pre(shape, config)(iter(batches)))
     names = [f.name for f in df.schema.fields]

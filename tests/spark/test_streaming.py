@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stream_query import run_to_parquet
 
 from fs_compat.common import Configuration, Types
 from fs_compat.datastream import KeyedProcessFunction, StreamExecutionEnvironment
@@ -60,16 +61,7 @@ def _run_query(spark: Any, source: Path, checkpoint: Path, sink: Path) -> int:
         .withWatermark("ts", "1 second")
     )
     out = env.from_dataframe(df).key_by(lambda r: r.key).process(CountWithTimer(), output_type=OUT)
-    query = (
-        out.to_dataframe()
-        .writeStream.format("parquet")
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start(str(sink))
-    )
-    query.awaitTermination()
-    assert query.exception() is None
-    return len(query.recentProgress)
+    return len(run_to_parquet(out.to_dataframe(), checkpoint, sink))
 
 
 def _sink(spark: Any, sink: Path) -> Counter[tuple[Any, ...]]:

@@ -1,0 +1,153 @@
+"""Streaming DataFrames through several keyed steps: a job with two keyed steps in sequence (each
+with keyed state and event-time timers) runs as one Structured Streaming query, each step's state
+in its own state operator of the query's checkpoint; stopped and restarted from the checkpoint
+between micro-batches, it gives the batch target's output on the same input."""
+
+from __future__ import annotations
+
+import datetime
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from stream_query import run_to_parquet
+
+from fs_compat.common import Configuration, Duration, TimestampAssigner, Types, WatermarkStrategy
+from fs_compat.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from fs_compat.datastream.state import ListStateDescriptor
+from fs_compat.spark import StreamPlanError, spark_session
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+OUT = Types.ROW_NAMED(["key", "count", "kind"], [Types.STRING(), Types.LONG(), Types.STRING()])
+SCHEMA = "key STRING, n LONG, ts TIMESTAMP"
+END = "~end"  # a record far ahead in event time: moves the watermark past every timer
+
+
+class PerKey(KeyedProcessFunction):
+    """Per key: the number of records so far with each record; a timer 1 s after the key's first
+    record reports how many of its records are at or before the timer."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.stamps = runtime_context.get_list_state(ListStateDescriptor("stamps", Types.LONG()))
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        if value.key == END:
+            return
+        stamps = [*self.stamps.get(), ctx.timestamp()]
+        self.stamps.add(ctx.timestamp())
+        if len(stamps) == 1:
+            ctx.timer_service().register_event_time_timer(ctx.timestamp() + 1000)
+        yield (value.key, len(stamps), "element")
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any]:
+        before = sum(1 for t in self.stamps.get() if t <= timestamp)
+        yield (ctx.get_current_key(), before, f"timer@{timestamp}")
+
+
+class PerKind(KeyedProcessFunction):
+    """Keyed by the kind of the first step's outputs ("element" or "timer"): at the end of every
+    second that saw one, how many of its records are at or before it."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.stamps = runtime_context.get_list_state(ListStateDescriptor("stamps", Types.LONG()))
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        self.stamps.add(ctx.timestamp())
+        ctx.timer_service().register_event_time_timer(ctx.timestamp() // 1000 * 1000 + 999)
+        return ()
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any]:
+        before = sum(1 for t in self.stamps.get() if t <= timestamp)
+        yield (ctx.get_current_key(), before, f"second@{timestamp}")
+
+
+FILES = [
+    [("a", 1, 1000), ("b", 1, 1500), ("a", 2, 1200)],
+    [("a", 3, 2000), ("c", 1, 2600)],
+    [("b", 2, 3100), ("d", 1, 3050), ("a", 4, 4000)],
+    [("c", 2, 5200), ("e", 1, 6000), (END, 0, 100_000)],
+]
+
+
+def _job(env: StreamExecutionEnvironment, df: Any) -> Any:
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(
+        Duration.of_millis(500)
+    ).with_timestamp_assigner(_Stamp())
+    return (
+        env.from_dataframe(df)
+        .assign_timestamps_and_watermarks(strategy)
+        .key_by(lambda r: r.key)
+        .process(PerKey(), output_type=OUT)
+        .key_by(lambda r: r[2].split("@")[0])
+        .process(PerKind(), output_type=OUT)
+    )
+
+
+class _Stamp(TimestampAssigner):
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return int(value.ts.timestamp() * 1000)
+
+
+def _env() -> StreamExecutionEnvironment:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.configure(Configuration().set_string("execution.target", "spark"))
+    return env
+
+
+def _write(spark: Any, folder: Path, name: str, rows: list[tuple[str, int, int]]) -> None:
+    data = [(k, n, datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)) for k, n, ms in rows]
+    spark.createDataFrame(data, SCHEMA).coalesce(1).write.parquet(str(folder / name))
+
+
+def _run(spark: Any, source: Path, checkpoint: Path, sink: Path) -> int:
+    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source / "*"))
+    return len(run_to_parquet(_job(_env(), df).to_dataframe(), checkpoint, sink))
+
+
+def test_two_keyed_steps_with_timers_restart_from_the_checkpoint_and_match_the_batch_target(
+    tmp_path: Path,
+) -> None:
+    spark = spark_session()
+    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    for i, rows in enumerate(FILES[:2]):
+        _write(spark, source, str(i), rows)
+    assert _run(spark, source, checkpoint, sink) >= 2
+    first = Counter(tuple(r) for r in spark.read.parquet(str(sink)).collect())
+    # Two micro-batches in, the watermark is 2600 - 501: the second step's timer at 1999 fired
+    # (the first step's records at 1000, 1200 and 1500 before it); the first step's timer at
+    # 2000 fired too, but the second step's timer for its output (2999) is not due yet.
+    assert first == Counter({("element", 3, "second@1999"): 1})
+
+    for i, rows in enumerate(FILES[2:], start=2):
+        _write(spark, source, str(i), rows)
+    _run(spark, source, checkpoint, sink)  # restarted from the checkpoint
+    streamed = Counter(tuple(r) for r in spark.read.parquet(str(sink)).collect())
+
+    batch = spark.createDataFrame(
+        [
+            (k, n, datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC))
+            for f in FILES
+            for k, n, ms in f
+        ],
+        SCHEMA,
+    )
+    expected = Counter(tuple(r) for r in _job(_env(), batch).to_dataframe().collect())
+    assert streamed == expected
+    # The first step's timers (at 2000, 2500, 3600, 4050, 7000) reached the second step's.
+    assert expected[("timer", 2, "second@2999")] == 1
+    assert expected[("timer", 5, "second@7999")] == 1
+    # One timer of the second step per second with a record of the first step's: 1 s .. 6 s.
+    assert sum(1 for key, _n, _kind in expected.elements() if key == "element") == 6
+    assert expected[("element", 10, "second@6999")] == 1
+
+
+def test_a_step_with_two_inputs_is_refused_on_a_streaming_dataframe(tmp_path: Path) -> None:
+    spark = spark_session()
+    _write(spark, tmp_path / "in", "0", FILES[0])
+    df = spark.readStream.schema(SCHEMA).parquet(str(tmp_path / "in" / "*"))
+    ds = _env().from_dataframe(df)
+    with pytest.raises(StreamPlanError, match="has 2 inputs"):
+        ds.union(ds).key_by(lambda r: r.key).process(PerKey(), output_type=OUT).to_dataframe()
