@@ -1,5 +1,6 @@
 """PyFlink's ``pyflink.common``: ``Types``/``TypeInformation``, ``Row``/``RowKind``, ``Time``,
-``Duration``, ``Instant``, ``Configuration`` and ``WatermarkStrategy``.
+``Duration``, ``Instant``, ``Configuration``, ``WatermarkStrategy`` and the serialization schemas
+(``SimpleStringSchema``, ``Encoder`` ...).
 
 >>> from fs_compat.common import Row, Types
 >>> info = Types.ROW([Types.STRING(), Types.INT()])
@@ -30,14 +31,24 @@ from ._typeinfo import (
     Types,
 )
 from ._watermark import TimestampAssigner, WatermarkStrategy
+from .serialization import (
+    ByteArraySchema,
+    DeserializationSchema,
+    Encoder,
+    SerializationSchema,
+    SimpleStringSchema,
+)
 
 __all__ = [
     "BasicArrayTypeInfo",
     "BasicType",
     "BasicTypeInfo",
+    "ByteArraySchema",
     "Configuration",
     "DateTypeInfo",
+    "DeserializationSchema",
     "Duration",
+    "Encoder",
     "Instant",
     "InstantTypeInfo",
     "ListTypeInfo",
@@ -48,6 +59,8 @@ __all__ = [
     "Row",
     "RowKind",
     "RowTypeInfo",
+    "SerializationSchema",
+    "SimpleStringSchema",
     "SqlTimeTypeInfo",
     "Time",
     "TimeTypeInfo",

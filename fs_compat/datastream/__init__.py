@@ -60,6 +60,7 @@ from ._window_functions import (
 )
 from ._window_stream import AllWindowedStream, WindowedStream
 from .output_tag import OutputTag
+from .slot_sharing_group import MemorySize, SlotSharingGroup
 
 __all__ = [
     "AggregateFunction",
@@ -89,6 +90,7 @@ __all__ = [
     "KeyedStateStore",
     "KeyedStream",
     "MapFunction",
+    "MemorySize",
     "MergingWindowAssigner",
     "OutputTag",
     "ProcessAllWindowFunction",
@@ -98,6 +100,7 @@ __all__ = [
     "RuntimeContext",
     "RuntimeExecutionMode",
     "SinkFunction",
+    "SlotSharingGroup",
     "StreamExecutionEnvironment",
     "TimeCharacteristic",
     "TimeDomain",

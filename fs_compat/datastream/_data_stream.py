@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from ._descriptors import MapStateDescriptor
     from ._window import WindowAssigner
     from ._window_stream import AllWindowedStream, WindowedStream
+    from .slot_sharing_group import SlotSharingGroup
 
 T2 = TypeVar("T2", default=Any)
 K = TypeVar("K", default=Any)
@@ -182,6 +183,7 @@ class DataStream(Generic[T]):
         self._node = node
         self._output_type = output_type
         self._side_tag = side_tag
+        self._slot_sharing_group: str | SlotSharingGroup | None = None
 
     # Plumbing.
     def _edge(self) -> Edge:
@@ -265,8 +267,10 @@ class DataStream(Generic[T]):
         self._node.parallelism = 1
         return self
 
-    def slot_sharing_group(self, slot_sharing_group: str) -> DataStream[T]:
-        """Accepted and ignored: Spark schedules tasks, there are no task slots."""
+    def slot_sharing_group(self, slot_sharing_group: str | SlotSharingGroup) -> DataStream[T]:
+        """Accepted and kept as a no-op hint (a name or a ``SlotSharingGroup``): Spark schedules
+        tasks, there are no task slots."""
+        self._slot_sharing_group = slot_sharing_group
         return self
 
     def set_description(self, description: str) -> DataStream[T]:
@@ -935,8 +939,9 @@ class DataStreamSink:
         """Accepted and ignored."""
         return self
 
-    def slot_sharing_group(self, slot_sharing_group: str) -> DataStreamSink:
-        """Accepted and ignored: Spark schedules tasks, there are no task slots."""
+    def slot_sharing_group(self, slot_sharing_group: str | SlotSharingGroup) -> DataStreamSink:
+        """Accepted and ignored (a name or a ``SlotSharingGroup``): Spark schedules tasks, there
+        are no task slots."""
         return self
 
     def disable_chaining(self) -> DataStreamSink:
@@ -1072,6 +1077,7 @@ class StreamExecutionEnvironment:
         self._sinks: list[SinkNode] = []
         self._clock: Callable[[], int] | None = None
         self._python_files: list[str] = []
+        self._slot_sharing_groups: dict[str, SlotSharingGroup] = {}
         defaults = job_defaults()
         if defaults:
             self._apply(defaults)
@@ -1123,6 +1129,12 @@ class StreamExecutionEnvironment:
     def set_runtime_mode(self, execution_mode: RuntimeExecutionMode) -> StreamExecutionEnvironment:
         """STREAMING (every rolling result) or BATCH (final results, one key at a time)."""
         self._mode = execution_mode
+        return self
+
+    def register_slot_sharing_group(self, slot_sharing_group: SlotSharingGroup) -> StreamExecutionEnvironment:
+        """Accepted and kept as a no-op hint: Spark schedules tasks, there are no task slots
+        (``fs_compat.datastream.slot_sharing_group``)."""
+        self._slot_sharing_groups[slot_sharing_group.get_name()] = slot_sharing_group
         return self
 
     def set_stream_time_characteristic(self, characteristic: TimeCharacteristic) -> None:
