@@ -53,9 +53,10 @@ _CHECKPOINTS = (
     "checkpoints are Spark Structured Streaming's: set checkpointLocation on the query "
     "(ds.to_dataframe().writeStream.option('checkpointLocation', ...)); state lives in Spark's state store"
 )
-_SERIALIZATION = (
-    "serialization schemas belong to Flink's connectors: read with Spark "
-    "(spark.readStream.format('kafka'), then CAST(value AS STRING) or from_json) and env.from_dataframe(df)"
+_CONNECTORS = (
+    "this Flink connector is not ported (file, Kafka and number-sequence connectors are): read with "
+    "Spark (spark.read / spark.readStream) and env.from_dataframe(df); write with ds.to_dataframe() and "
+    "Spark's writers (jdbc, foreachBatch)"
 )
 _RESTARTS = (
     "Spark retries failed tasks (spark.task.maxFailures); "
@@ -83,20 +84,24 @@ MODULE_ADVICE: Mapping[str, str] = {
         "the Table API and SQL are not ported: use Spark DataFrames / Spark SQL via "
         "env.from_dataframe(df) and ds.to_dataframe()"
     ),
-    "pyflink.datastream.connectors": (
-        "Flink connectors are not ported: read with Spark (spark.read / spark.readStream) and "
-        "env.from_dataframe(df); write with ds.to_dataframe() and Spark's writers "
-        "(parquet, Kafka, foreachBatch)"
-    ),
-    "pyflink.datastream.connectors.kafka": (
-        "read with Spark (spark.readStream.format('kafka')) and env.from_dataframe(df); write with "
-        "ds.to_dataframe().writeStream.format('kafka')"
-    ),
+    **{
+        f"pyflink.datastream.connectors.{name}": _CONNECTORS
+        for name in (
+            "cassandra",
+            "dynamic_kafka",
+            "elasticsearch",
+            "hybrid_source",
+            "jdbc",
+            "kinesis",
+            "pubsub",
+            "pulsar",
+            "rabbitmq",
+        )
+    },
     "pyflink.datastream.formats": (
         "Flink formats are not ported: Spark's readers and writers handle formats "
         "(spark.read.json/csv/parquet, from_json); then env.from_dataframe(df) / ds.to_dataframe()"
     ),
-    "pyflink.common.serialization": _SERIALIZATION,
     "pyflink.datastream.checkpoint_config": _CHECKPOINTS,
     "pyflink.datastream.checkpoint_storage": _CHECKPOINTS,
     "pyflink.datastream.checkpointing_mode": _CHECKPOINTS,
@@ -145,7 +150,6 @@ NAME_ADVICE: Mapping[str, str] = {
             "FileSystemCheckpointStorage",
             "HashMapStateBackend",
             "JobManagerCheckpointStorage",
-            "MemorySize",
             "PredefinedOptions",
             "StateBackend",
         )
@@ -158,22 +162,6 @@ NAME_ADVICE: Mapping[str, str] = {
     "pyflink.datastream.functions.SourceFunction": _SOURCE_FUNCTION,
     "pyflink.datastream.Partitioner": _PARTITIONER,
     "pyflink.datastream.functions.Partitioner": _PARTITIONER,
-    "pyflink.datastream.SlotSharingGroup": (
-        "slot sharing is Flink's scheduling: Spark places tasks itself (size executors with spark.* keys)"
-    ),
-    **{
-        f"pyflink.common.{name}": _SERIALIZATION
-        for name in (
-            "ByteArraySchema",
-            "DeserializationSchema",
-            "SerializationSchema",
-            "SimpleStringSchema",
-        )
-    },
-    "pyflink.common.Encoder": (
-        "encoders belong to Flink's file sinks: write with ds.to_dataframe() and Spark's writers "
-        "(df.write / df.writeStream with format 'text', 'json', 'parquet')"
-    ),
     "pyflink.common.RestartStrategies": _RESTARTS,
     "pyflink.common.RestartStrategyConfiguration": _RESTARTS,
     **{
@@ -200,18 +188,8 @@ NAME_ADVICE: Mapping[str, str] = {
 METHOD_ADVICE: Mapping[str, tuple[str, str]] = {
     "add_source": (
         "StreamExecutionEnvironment.add_source",
-        "use env.from_collection(...), or read with Spark (spark.readStream.format('kafka')) and "
-        "env.from_dataframe(df)",
-    ),
-    "from_source": (
-        "StreamExecutionEnvironment.from_source",
-        "read with Spark (spark.readStream.format('kafka')) and env.from_dataframe(df), "
-        "or use env.from_collection(...)",
-    ),
-    "sink_to": (
-        "DataStream.sink_to",
-        "Flink sinks are not ported: use ds.to_dataframe() and Spark's writers "
-        "(parquet, Kafka, foreachBatch); add_sink(SinkFunction) works",
+        "source functions are not ported (FlinkKafkaConsumer is): use env.from_source(FileSource/"
+        "KafkaSource ...), env.from_collection(...), or read with Spark and env.from_dataframe(df)",
     ),
     "enable_checkpointing": (
         "StreamExecutionEnvironment.enable_checkpointing",

@@ -33,7 +33,7 @@ from fs_compat.runtime import (
 )
 
 from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
-from ._format import java_str
+from ._format import value_text
 from ._functions import (
     BroadcastProcessFunction,
     CoFlatMapFunction,
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from ._descriptors import MapStateDescriptor
     from ._window import WindowAssigner
     from ._window_stream import AllWindowedStream, WindowedStream
+    from .connectors._base import Sink, SinkWriter, Source
     from .slot_sharing_group import SlotSharingGroup
 
 T2 = TypeVar("T2", default=Any)
@@ -447,25 +448,50 @@ class DataStream(Generic[T]):
         return DataStream(self._env, self._node, output_tag.type_info, side_tag=output_tag.tag_id)
 
     def add_sink(self, sink_func: SinkFunction[T]) -> DataStreamSink:
-        """Hand every value to ``sink_func.invoke`` when the job runs."""
+        """Hand every value to ``sink_func.invoke`` when the job runs; the legacy connector
+        sinks (``StreamingFileSink``, ``FlinkKafkaProducer``) write as ``sink_to`` does."""
+        if _is_connector_sink(sink_func):
+            return self._sink_through(sink_func, "Sink: Unnamed")
         return self._env._add_sink(SinkNode("Sink", [self._edge()], consume=sink_func.invoke))
 
-    def sink_to(self, sink: SinkFunction[T]) -> DataStreamSink:
-        """As ``add_sink`` for a SinkFunction; PyFlink's connector sinks are not supported
-        (NotImplementedError): use ``to_dataframe()`` and Spark's writers."""
+    def sink_to(self, sink: Sink | SinkFunction[T]) -> DataStreamSink:
+        """Write every value with a connector sink (``FileSink``, ``KafkaSink``:
+        ``fs_compat.datastream.connectors``); a SinkFunction as ``add_sink``."""
+        if _is_connector_sink(sink):
+            return self._sink_through(sink, "Sink: Writer")
         if isinstance(sink, SinkFunction):
             return self.add_sink(sink)
         raise _unsupported(
             f"DataStream.sink_to({type(sink).__name__})",
-            "use ds.to_dataframe() and Spark's writers (parquet, Kafka, foreachBatch)",
+            "use FileSink or KafkaSink (fs_compat.datastream.connectors), or ds.to_dataframe() and "
+            "Spark's writers (parquet, Kafka, foreachBatch)",
         )
+
+    def _sink_through(self, sink: Any, name: str) -> DataStreamSink:
+        """A connector sink: bounded jobs hand every value to its writer (on the driver), which
+        commits when the job succeeded; unbounded ones write through Spark (``_stream_write``)."""
+        output_type = self._output_type
+        writer = sink._writer(output_type)
+        node = SinkNode(name, [self._edge()], consume=writer.write)
+        return self._env._add_connector_sink(node, sink, writer, self)
+
+    def _stateless_map(self, name: str, fn: Callable[[Any], Any], output_type: Any) -> DataStream[Any]:
+        """A step of fs-compat's own (decoding a source's records, encoding a sink's): one
+        output per value, no state, so an engine may run it wherever the records are."""
+        template = _Lambda(fn, "map")
+
+        def factory() -> FunctionOperator:
+            return FunctionOperator(template, h_map)
+
+        node = OperatorNode(name, [self._edge()], operator_factory=factory, stateless=True)
+        return DataStream(self._env, node, output_type)
 
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
         """Print every value (prefixed with ``sink_identifier> ``) when the job runs."""
         prefix = f"{sink_identifier}> " if sink_identifier else ""
         # PyFlink prints pickled values (no declared output type) with Python's ``str`` and
         # values of a declared type as Flink's Java side shows them.
-        show = str if _is_pickled(self._output_type) else java_str
+        show = value_text(self._output_type)
 
         def emit(value: Any) -> None:
             print(prefix + show(value))
@@ -534,11 +560,27 @@ class DataStream(Generic[T]):
 
 _NO_REPARTITION = "Cannot override partitioning for KeyedStream."
 
+#: The setting that picks the trigger of the streaming queries ``execute()`` starts.
+_TRIGGER_KEY = "fs_compat.streaming.trigger"
 
-def _is_pickled(type_info: Any) -> bool:
-    from fs_compat.common import Types
 
-    return type_info is None or type_info == Types.PICKLED_BYTE_ARRAY()
+def _trigger(value: str) -> dict[str, Any]:
+    """The ``DataStreamWriter.trigger`` arguments for the ``fs_compat.streaming.trigger``
+    setting: ``available-now`` (process what is there, then stop), or none (Spark's default)."""
+    if not value:
+        return {}
+    if value == "available-now":
+        return {"availableNow": True}
+    raise ValueError(f"{_TRIGGER_KEY} must be 'available-now' or unset, got {value!r}")
+
+
+def _is_connector_sink(sink: object) -> bool:
+    """A sink of ``fs_compat.datastream.connectors`` (it writes through ``_writer``)."""
+    from .connectors._base import Sink
+    from .connectors._file_system import StreamingFileSink
+    from .connectors._kafka import FlinkKafkaProducer
+
+    return isinstance(sink, (Sink, StreamingFileSink, FlinkKafkaProducer))
 
 
 class KeyedStream(DataStream[T], Generic[T, K]):
@@ -1078,6 +1120,8 @@ class StreamExecutionEnvironment:
         self._clock: Callable[[], int] | None = None
         self._python_files: list[str] = []
         self._slot_sharing_groups: dict[str, SlotSharingGroup] = {}
+        #: Connector sinks by their SinkNode's id: the sink, its bounded writer, its input stream.
+        self._connector_sinks: dict[int, tuple[Any, SinkWriter, DataStream[Any]]] = {}
         defaults = job_defaults()
         if defaults:
             self._apply(defaults)
@@ -1191,18 +1235,40 @@ class StreamExecutionEnvironment:
 
     def from_source(
         self,
-        source: object,
+        source: Source,
         watermark_strategy: WatermarkStrategy,
         source_name: str,
         type_info: TypeInformation[Any] | None = None,
     ) -> DataStream[Any]:
-        """Not supported (raises NotImplementedError): read with Spark and use
-        ``from_dataframe``, or ``from_collection``."""
-        raise _unsupported(
-            "StreamExecutionEnvironment.from_source",
-            "read with Spark and use "
-            "env.from_collection(...) (or, with the Spark adapter, env.from_dataframe(df))",
-        )
+        """A stream of the records of a connector source (``FileSource``, ``KafkaSource``,
+        ``NumberSequenceSource``: ``fs_compat.datastream.connectors``), read in this process on
+        the ``local`` target and with Spark's readers on ``spark``; timestamps and watermarks
+        from ``watermark_strategy`` (none with ``WatermarkStrategy.no_watermarks()``).
+        ``type_info`` declares the records' type where the source does not."""
+        from .connectors._base import Source
+
+        if not isinstance(source, Source):
+            raise _unsupported(
+                "StreamExecutionEnvironment.from_source",
+                f"{type(source).__name__} is no connector source: use FileSource, KafkaSource or "
+                "NumberSequenceSource (fs_compat.datastream.connectors), or read with Spark and "
+                "env.from_dataframe(df)",
+            )
+        return self._read_source(source, watermark_strategy, source_name, type_info)
+
+    def _read_source(
+        self, source: Any, watermark_strategy: WatermarkStrategy | None, name: str, type_info: Any
+    ) -> DataStream[Any]:
+        from fs_compat.execution import ReaderSourceNode
+
+        plan = source._source_plan(type_info)
+        node = ReaderSourceNode(name, reader=plan.reader, unbounded=plan.reader.unbounded)
+        ds: DataStream[Any] = DataStream(self, node, plan.output_type if plan.decode is None else None)
+        if plan.decode is not None:
+            ds = ds._stateless_map(f"{name}: Records", plan.decode, plan.output_type)
+        if watermark_strategy is not None and watermark_strategy.max_out_of_orderness_ms is not None:
+            ds = ds.assign_timestamps_and_watermarks(watermark_strategy)
+        return ds
 
     def add_source(
         self,
@@ -1210,12 +1276,27 @@ class StreamExecutionEnvironment:
         source_name: str = "Custom Source",
         type_info: TypeInformation[Any] | None = None,
     ) -> DataStream[Any]:
-        """Not supported (raises NotImplementedError): use ``from_collection``."""
-        raise _unsupported("StreamExecutionEnvironment.add_source", "use env.from_collection(...)")
+        """The legacy form of ``from_source`` for Flink's source functions
+        (``FlinkKafkaConsumer``); other source functions are not supported
+        (NotImplementedError): use ``from_collection`` or ``from_source``."""
+        from .connectors._base import Source
+
+        if isinstance(source_func, Source):
+            return self._read_source(source_func, None, source_name, type_info)
+        raise _unsupported(
+            "StreamExecutionEnvironment.add_source",
+            "use env.from_collection(...), or env.from_source(FileSource/KafkaSource ...)",
+        )
 
     def _add_sink(self, node: SinkNode) -> DataStreamSink:
         self._sinks.append(node)
         return DataStreamSink(node)
+
+    def _add_connector_sink(
+        self, node: SinkNode, sink: Any, writer: SinkWriter, stream: DataStream[Any]
+    ) -> DataStreamSink:
+        self._connector_sinks[node.id] = (sink, writer, stream)
+        return self._add_sink(node)
 
     def _take_sinks(self) -> list[SinkNode]:
         sinks, self._sinks = self._sinks, []
@@ -1254,7 +1335,15 @@ class StreamExecutionEnvironment:
                     "this job reads a streaming DataFrame, which never ends: start it with "
                     "ds.to_dataframe().writeStream...start() instead of execute()/execute_and_collect()"
                 )
-        summary = run_plan(sinks, self._runtime_config(), target=target, spark=self._spark)
+        writers = [self._connector_sinks.pop(s.id)[1] for s in sinks if s.id in self._connector_sinks]
+        try:
+            summary = run_plan(sinks, self._runtime_config(), target=target, spark=self._spark)
+        except BaseException:
+            for writer in writers:
+                writer.abort()
+            raise
+        for writer in writers:
+            writer.finish()
         summary = attrs.evolve(summary, job_name=job_name)
         publish(summary)
         return summary
@@ -1297,10 +1386,53 @@ class StreamExecutionEnvironment:
         raise _unsupported("StreamExecutionEnvironment.add_classpaths", "use Spark's --jars")
 
     def execute(self, job_name: str | None = None) -> JobExecutionResult:
-        """Run the job that feeds the sinks added so far (``print``, ``add_sink``) and return its
-        result."""
+        """Run the job that feeds the sinks added so far (``print``, ``add_sink``, ``sink_to``)
+        and return its result. A job reading an unbounded connector source
+        (``monitor_continuously``, Kafka) whose sinks are connector sinks runs as Spark
+        Structured Streaming queries, one per sink, until they stop (see ``_execute_streaming``)."""
         sinks = self._take_sinks()
         if not sinks:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
         name = job_name or "Flink Streaming Job"
+        if any(isinstance(n, ExternalSourceNode) and n.unbounded for n in upstream_of(sinks)):
+            return self._execute_streaming(sinks, name)
         return JobExecutionResult(name, self._run(sinks, name))
+
+    def _execute_streaming(self, sinks: Sequence[SinkNode], job_name: str) -> JobExecutionResult:
+        """Start one Structured Streaming query per connector sink and wait until they stop.
+
+        Each query checkpoints to ``<dir>/<sink name or uid>``, where ``<dir>`` is the
+        configured ``execution.checkpointing.dir`` (Flink's key; ``state.checkpoints.dir`` is
+        read too), else a new temporary directory (a restart then starts over). The setting
+        ``fs_compat.streaming.trigger`` = ``available-now`` makes the queries process what is
+        there and stop (tests, catch-up runs); otherwise they run until stopped, with Spark's
+        default trigger (a micro-batch as soon as the previous one ended)."""
+        import tempfile
+
+        plain = [s for s in sinks if s.id not in self._connector_sinks]
+        if plain:
+            raise ValueError(
+                f"this job reads an unbounded source (a streaming query), and sink {plain[0].name!r} "
+                "needs the job to end: write with a connector sink (ds.sink_to(FileSink/KafkaSink ...)), "
+                "or start ds.to_dataframe().writeStream...start() yourself"
+            )
+        spark = self._spark()
+        config = self._runtime_config()
+        base = (
+            self._settings.get("execution.checkpointing.dir")
+            or self._settings.get("state.checkpoints.dir")
+            or tempfile.mkdtemp(prefix="fs-compat-checkpoints-")
+        )
+        base = base.removeprefix("file://")
+        trigger = _trigger(self._settings.get(_TRIGGER_KEY, ""))
+        queries = []
+        for node in sinks:
+            sink, _writer, stream = self._connector_sinks.pop(node.id)
+            write = sink._stream_write(stream._output_type)
+            records = stream._stateless_map(f"{node.name}: Records", write.encode, write.record_type)
+            df = spark_dataframe(spark, records._node, None, config, write.record_type, clock=self._clock)
+            query = write.start(df, os.path.join(base, node.uid or node.name), trigger)
+            queries.append(query)
+        for query in queries:
+            query.awaitTermination()
+        return JobExecutionResult(job_name)
