@@ -1416,6 +1416,12 @@ class StreamExecutionEnvironment:
                 "needs the job to end: write with a connector sink (ds.sink_to(FileSink/KafkaSink ...)), "
                 "or start ds.to_dataframe().writeStream...start() yourself"
             )
+        if self._target() != SPARK:
+            raise NotImplementedError(
+                "a job reading an unbounded source (FileSource.monitor_continuously, Kafka) runs as Spark "
+                "Structured Streaming queries: run it on the spark target (execution.target=spark), or "
+                "read a bounded source (process_static_file_set(), KafkaSource set_bounded(...))"
+            )
         spark = self._spark()
         config = self._runtime_config()
         base = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import copy
 import enum
 import json
 from collections.abc import Callable, Iterable
@@ -194,7 +195,7 @@ class KafkaSource(Source):
     ``set_bounded`` was called."""
 
     def __init__(self, builder: KafkaSourceBuilder) -> None:
-        self._options = builder._spark_options()
+        self._builder = builder
         self._bounded = builder._stopping is not None
         assert builder._deserializer is not None
         self._deserializer = builder._deserializer
@@ -209,11 +210,12 @@ class KafkaSource(Source):
         return "BOUNDED" if self._bounded else "CONTINUOUS_UNBOUNDED"
 
     def spark_options(self) -> dict[str, str]:
-        """fs-compat: the options of Spark's Kafka reader this source uses."""
-        return dict(self._options)
+        """fs-compat: the options of Spark's Kafka reader this source uses (NotImplementedError
+        for settings Spark's reader has no option for, e.g. committed offsets)."""
+        return self._builder._spark_options()
 
     def _source_plan(self, type_info: Any) -> SourcePlan:
-        return _plan(self._options, not self._bounded, self._deserializer, type_info)
+        return _plan(self.spark_options(), not self._bounded, self._deserializer, type_info)
 
 
 class KafkaSourceBuilder:
@@ -240,7 +242,9 @@ class KafkaSourceBuilder:
             )
         if self._deserializer is None:
             raise ValueError("Deserialization schema is required but not provided.")
-        return KafkaSource(self)
+        snapshot = copy.copy(self)  # later settings on this builder do not change the source
+        snapshot._properties = dict(self._properties)
+        return KafkaSource(snapshot)
 
     def set_bootstrap_servers(self, bootstrap_servers: str) -> KafkaSourceBuilder:
         """The brokers to connect to (``host:port,...``)."""
