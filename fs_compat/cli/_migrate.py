@@ -98,10 +98,14 @@ MODULE_ADVICE: Mapping[str, str] = {
             "rabbitmq",
         )
     },
-    "pyflink.datastream.formats": (
-        "Flink formats are not ported: Spark's readers and writers handle formats "
-        "(spark.read.json/csv/parquet, from_json); then env.from_dataframe(df) / ds.to_dataframe()"
-    ),
+    **{
+        f"pyflink.datastream.formats.{name}": (
+            "this Flink format is not ported (the JSON and CSV row schemas are): Spark's readers and "
+            "writers handle it (spark.read.parquet/orc/format('avro')); then env.from_dataframe(df) / "
+            "ds.to_dataframe()"
+        )
+        for name in ("avro", "orc", "parquet")
+    },
     "pyflink.datastream.checkpoint_config": _CHECKPOINTS,
     "pyflink.datastream.checkpoint_storage": _CHECKPOINTS,
     "pyflink.datastream.checkpointing_mode": _CHECKPOINTS,

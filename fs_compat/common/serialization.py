@@ -161,8 +161,8 @@ class Encoder:
 
 
 class BulkWriterFactory:
-    """Writes files in a bulk format (``FileSink.for_bulk_format``): ``CsvBulkWriter.for_schema``
-    (``fs_compat.datastream.formats.csv``) runs here."""
+    """Writes files in a bulk format (``FileSink.for_bulk_format``): not supported here; write
+    Parquet, ORC, Avro or CSV files with ``ds.to_dataframe()`` and Spark's writers."""
 
     def __init__(self, j_bulk_writer_factory: Any = None) -> None:
         if j_bulk_writer_factory is not None:

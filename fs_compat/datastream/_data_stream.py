@@ -475,13 +475,17 @@ class DataStream(Generic[T]):
         node = SinkNode(name, [self._edge()], consume=writer.write)
         return self._env._add_connector_sink(node, sink, writer, self)
 
-    def _stateless_map(self, name: str, fn: Callable[[Any], Any], output_type: Any) -> DataStream[Any]:
+    def _stateless_map(
+        self, name: str, fn: Callable[[Any], Any], output_type: Any, *, flat: bool = False
+    ) -> DataStream[Any]:
         """A step of fs-compat's own (decoding a source's records, encoding a sink's): one
-        output per value, no state, so an engine may run it wherever the records are."""
-        template = _Lambda(fn, "map")
+        output per value (``flat``: the values ``fn`` returns), no state, so an engine may run it
+        wherever the records are."""
+        template = _Lambda(fn, "flat_map" if flat else "map")
+        handler = _h_flat_map if flat else h_map
 
         def factory() -> FunctionOperator:
-            return FunctionOperator(template, h_map)
+            return FunctionOperator(template, handler)
 
         node = OperatorNode(name, [self._edge()], operator_factory=factory, stateless=True)
         return DataStream(self._env, node, output_type)
@@ -1265,7 +1269,7 @@ class StreamExecutionEnvironment:
         node = ReaderSourceNode(name, reader=plan.reader, unbounded=plan.reader.unbounded)
         ds: DataStream[Any] = DataStream(self, node, plan.output_type if plan.decode is None else None)
         if plan.decode is not None:
-            ds = ds._stateless_map(f"{name}: Records", plan.decode, plan.output_type)
+            ds = ds._stateless_map(f"{name}: Records", plan.decode, plan.output_type, flat=True)
         if watermark_strategy is not None and watermark_strategy.max_out_of_orderness_ms is not None:
             ds = ds.assign_timestamps_and_watermarks(watermark_strategy)
         return ds

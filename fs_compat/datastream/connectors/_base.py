@@ -35,7 +35,8 @@ class DeliveryGuarantee(enum.Enum):
 @attrs.define
 class SourcePlan:
     """How a connector source enters the plan: ``reader`` reads its records (Rows), ``decode``
-    turns one into the stream's value (None: the Row is the value), of type ``output_type``."""
+    turns one into the stream's values (none when a deserializer skips it; ``decode`` None: the
+    Row is the value), of type ``output_type``."""
 
     reader: SourceReader
     decode: Callable[[Any], Any] | None

@@ -96,8 +96,8 @@ class StreamFormat:
         return Types.STRING()
 
 
-def _first_field(row: Any) -> Any:
-    return row[0]
+def _first_field(row: Any) -> tuple[Any]:
+    return (row[0],)
 
 
 class BulkFormat:

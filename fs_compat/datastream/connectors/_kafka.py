@@ -176,9 +176,11 @@ class _KafkaReader(SourceReader):
 
 
 def _value_decoder(schema: DeserializationSchema) -> Callable[[Any], Any]:
-    def decode(row: Any) -> Any:
+    def decode(row: Any) -> tuple[Any, ...]:
+        # As Flink's sources do, a message the schema deserializes to None is skipped.
         value = row["value"]
-        return None if value is None else schema.deserialize(bytes(value))
+        decoded = None if value is None else schema.deserialize(bytes(value))
+        return () if decoded is None else (decoded,)
 
     return decode
 

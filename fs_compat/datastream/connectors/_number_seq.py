@@ -23,8 +23,8 @@ class _Numbers(SourceReader):
         return spark.range(self.start, self.end + 1)
 
 
-def _first(row: Any) -> Any:
-    return row[0]
+def _first(row: Any) -> tuple[Any]:
+    return (row[0],)
 
 
 class NumberSequenceSource(Source):
