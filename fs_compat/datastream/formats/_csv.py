@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from typing import Any, Self
 
 from fs_compat.common import RowTypeInfo, TypeInformation
 from fs_compat.common.serialization import DeserializationSchema, SerializationSchema
@@ -38,6 +38,41 @@ class _Dialect:
         return kwargs
 
 
+class _Builder:
+    """What both CSV schema builders set; every setter returns the builder."""
+
+    def __init__(self, type_info: TypeInformation[Any]) -> None:
+        if type_info is None:
+            raise TypeError("Type information must not be None")
+        self._type_info = type_info
+        self._dialect = _Dialect()
+
+    def set_field_delimiter(self, delimiter: str) -> Self:
+        """The field delimiter (``,``)."""
+        self._dialect.field_delimiter = delimiter
+        return self
+
+    def set_array_element_delimiter(self, delimiter: str) -> Self:
+        """The delimiter of array elements (``;``)."""
+        self._dialect.array_delimiter = delimiter
+        return self
+
+    def set_quote_character(self, c: str) -> Self:
+        """The quote character (``"``)."""
+        self._dialect.quote = c
+        return self
+
+    def set_escape_character(self, c: str) -> Self:
+        """The escape character (none by default)."""
+        self._dialect.escape = c
+        return self
+
+    def set_null_literal(self, null_literal: str) -> Self:
+        """The text of None fields (empty by default)."""
+        self._dialect.null_literal = null_literal
+        return self
+
+
 class CsvRowSerializationSchema(SerializationSchema):
     """Rows of a declared type to CSV lines (``CsvRowSerializationSchema.Builder(type_info)``)."""
 
@@ -64,48 +99,17 @@ class CsvRowSerializationSchema(SerializationSchema):
         writer.writerow([self._text(v, a) for v, a in zip(value, self._arrays, strict=True)])
         return buffer.getvalue().encode("utf-8")
 
-    class Builder:
+    class Builder(_Builder):
         """Builds a CsvRowSerializationSchema; every setter returns the builder."""
-
-        def __init__(self, type_info: TypeInformation[Any]) -> None:
-            if type_info is None:
-                raise TypeError("Type information must not be None")
-            self._type_info = type_info
-            self._dialect = _Dialect()
-
-        def set_field_delimiter(self, c: str) -> CsvRowSerializationSchema.Builder:
-            """The field delimiter (``,``)."""
-            self._dialect.field_delimiter = c
-            return self
 
         def set_line_delimiter(self, delimiter: str) -> CsvRowSerializationSchema.Builder:
             """The line delimiter (``\\n``)."""
             self._dialect.line_delimiter = delimiter
             return self
 
-        def set_array_element_delimiter(self, delimiter: str) -> CsvRowSerializationSchema.Builder:
-            """The delimiter of array elements (``;``)."""
-            self._dialect.array_delimiter = delimiter
-            return self
-
         def disable_quote_character(self) -> CsvRowSerializationSchema.Builder:
             """Never quote fields."""
             self._dialect.quote = None
-            return self
-
-        def set_quote_character(self, c: str) -> CsvRowSerializationSchema.Builder:
-            """The quote character (``"``)."""
-            self._dialect.quote = c
-            return self
-
-        def set_escape_character(self, c: str) -> CsvRowSerializationSchema.Builder:
-            """The escape character (none by default)."""
-            self._dialect.escape = c
-            return self
-
-        def set_null_literal(self, s: str) -> CsvRowSerializationSchema.Builder:
-            """The text of None fields (empty by default)."""
-            self._dialect.null_literal = s
             return self
 
         def build(self) -> CsvRowSerializationSchema:
@@ -156,43 +160,12 @@ class CsvRowDeserializationSchema(DeserializationSchema):
         """The declared type."""
         return self._type_info
 
-    class Builder:
+    class Builder(_Builder):
         """Builds a CsvRowDeserializationSchema; every setter returns the builder."""
-
-        def __init__(self, type_info: TypeInformation[Any]) -> None:
-            if type_info is None:
-                raise TypeError("Type information must not be None")
-            self._type_info = type_info
-            self._dialect = _Dialect()
-
-        def set_field_delimiter(self, delimiter: str) -> CsvRowDeserializationSchema.Builder:
-            """The field delimiter (``,``)."""
-            self._dialect.field_delimiter = delimiter
-            return self
 
         def set_allow_comments(self, allow_comments: bool) -> CsvRowDeserializationSchema.Builder:
             """Skip lines starting with ``#``."""
             self._dialect.allow_comments = allow_comments
-            return self
-
-        def set_array_element_delimiter(self, delimiter: str) -> CsvRowDeserializationSchema.Builder:
-            """The delimiter of array elements (``;``)."""
-            self._dialect.array_delimiter = delimiter
-            return self
-
-        def set_quote_character(self, c: str) -> CsvRowDeserializationSchema.Builder:
-            """The quote character (``"``)."""
-            self._dialect.quote = c
-            return self
-
-        def set_escape_character(self, c: str) -> CsvRowDeserializationSchema.Builder:
-            """The escape character (none by default)."""
-            self._dialect.escape = c
-            return self
-
-        def set_null_literal(self, null_literal: str) -> CsvRowDeserializationSchema.Builder:
-            """The text of None fields (empty by default)."""
-            self._dialect.null_literal = null_literal
             return self
 
         def set_ignore_parse_errors(self, ignore_parse_errors: bool) -> CsvRowDeserializationSchema.Builder:
