@@ -22,6 +22,7 @@ __all__ = [
     "DeserializationSchema",
     "Encoder",
     "RowDataBulkWriterFactory",
+    "RowFieldExtractorSchema",
     "SerializationSchema",
     "SimpleStringSchema",
 ]
@@ -121,6 +122,29 @@ class ByteArraySchema(SerializationSchema, DeserializationSchema):
         return Types.PRIMITIVE_ARRAY(Types.BYTE())
 
 
+class RowFieldExtractorSchema(SerializationSchema):
+    """The bytes of field ``field_index`` of each Row (which must hold bytes), e.g. as a Kafka
+    record's key or value.
+
+    >>> RowFieldExtractorSchema(1).serialize((b"k", b"v"))
+    b'v'
+    """
+
+    def __init__(self, field_index: int) -> None:
+        if field_index < 0:
+            raise ValueError(f"Field index must be non-negative, got: {field_index}")
+        self._index = field_index
+
+    def serialize(self, value: Any) -> bytes:
+        """Field ``field_index`` of ``value``."""
+        field = value[self._index]
+        if not isinstance(field, (bytes, bytearray)):
+            raise TypeError(
+                f"RowFieldExtractorSchema: field {self._index} must be bytes, got {type(field).__name__}"
+            )
+        return bytes(field)
+
+
 class Encoder:
     """How a row-format file sink writes each value (``FileSink.for_row_format``):
     ``simple_string_encoder`` writes the value's text (as Flink's Java side shows a value of the
@@ -143,7 +167,7 @@ class Encoder:
 
     @staticmethod
     def bytes_encoder() -> Encoder:
-        """Each value's bytes as they are, with no separator."""
+        """fs-compat extension: each value's bytes as they are, with no separator."""
         return Encoder(kind="bytes")
 
     @property

@@ -239,6 +239,21 @@ def test_legacy_streaming_file_sink_names_parts_by_subtask(tmp_path: Path) -> No
     assert _files(tmp_path) == {"part-0-0": "1\n2\n"}
 
 
+def test_compaction_is_accepted_and_changes_nothing(tmp_path: Path) -> None:
+    from fs_compat.datastream.connectors.file_system import FileCompactor, FileCompactStrategy
+
+    strategy = FileCompactStrategy.builder().enable_compaction_on_checkpoint(2).set_size_threshold(10).build()
+    env = _env()
+    env.from_collection(["a", "b"], Types.STRING()).sink_to(
+        FileSink.for_row_format(str(tmp_path), Encoder.simple_string_encoder())
+        .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+        .enable_compact(strategy, FileCompactor.concat_file_compactor(b"\n"))
+        .build()
+    )
+    env.execute()
+    assert list(_files(tmp_path).values()) == ["a\nb\n"]
+
+
 def test_bulk_formats_name_spark_as_the_alternative(tmp_path: Path) -> None:
     from fs_compat.common.serialization import BulkWriterFactory
 

@@ -243,6 +243,23 @@ def test_sink_builders_require_their_settings() -> None:
         KafkaSink.builder().set_bootstrap_servers("b").build()
 
 
+def test_row_field_extractor_gives_a_bytes_field() -> None:
+    from fs_compat.common.serialization import RowFieldExtractorSchema
+
+    schema = (
+        KafkaRecordSerializationSchema.builder()
+        .set_topic("t")
+        .set_key_serialization_schema(RowFieldExtractorSchema(0))
+        .set_value_serialization_schema(RowFieldExtractorSchema(1))
+        .build()
+    )
+    assert schema.record(Row(b"k", b"v")) == ("t", b"k", b"v")
+    with pytest.raises(TypeError, match="field 0 must be bytes, got str"):
+        schema.record(Row("k", b"v"))
+    with pytest.raises(ValueError, match="Field index must be non-negative, got: -1"):
+        RowFieldExtractorSchema(-1)
+
+
 def test_exactly_once_raises_when_the_sink_is_used() -> None:
     sink = (
         KafkaSink.builder()

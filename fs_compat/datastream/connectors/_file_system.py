@@ -457,6 +457,64 @@ class OutputFileConfig:
             return OutputFileConfig(self.part_prefix, self.part_suffix)
 
 
+class FileCompactStrategy:
+    """When files would be compacted (``FileCompactStrategy.builder()...build()``): accepted
+    and ignored (``enable_compact``)."""
+
+    def __init__(self, settings: dict[str, int] | None = None) -> None:
+        self._settings = dict(settings or {})
+
+    @staticmethod
+    def builder() -> FileCompactStrategy.Builder:
+        """A builder."""
+        return FileCompactStrategy.Builder()
+
+    class Builder:
+        """Builds a FileCompactStrategy; every setter returns the builder."""
+
+        def __init__(self) -> None:
+            self._settings: dict[str, int] = {}
+
+        def enable_compaction_on_checkpoint(
+            self, num_checkpoints_before_compaction: int
+        ) -> FileCompactStrategy.Builder:
+            """Compact every n checkpoints (accepted)."""
+            self._settings["checkpoints"] = num_checkpoints_before_compaction
+            return self
+
+        def set_size_threshold(self, size_threshold: int) -> FileCompactStrategy.Builder:
+            """Compact past this many bytes (accepted)."""
+            self._settings["size"] = size_threshold
+            return self
+
+        def set_num_compact_threads(self, num_compact_threads: int) -> FileCompactStrategy.Builder:
+            """Threads that compact (accepted)."""
+            self._settings["threads"] = num_compact_threads
+            return self
+
+        def build(self) -> FileCompactStrategy:
+            """The strategy."""
+            return FileCompactStrategy(self._settings)
+
+
+class FileCompactor:
+    """How files would be compacted: accepted and ignored (``enable_compact``)."""
+
+    def __init__(self, kind: str = "concat", file_delimiter: bytes | None = None) -> None:
+        self._kind = kind
+        self._file_delimiter = file_delimiter
+
+    @staticmethod
+    def concat_file_compactor(file_delimiter: bytes | None = None) -> FileCompactor:
+        """Concatenate files (with ``file_delimiter`` between them)."""
+        return FileCompactor("concat", file_delimiter)
+
+    @staticmethod
+    def identical_file_compactor() -> FileCompactor:
+        """Copy a single file as it is."""
+        return FileCompactor("identical")
+
+
 class _Part:
     def __init__(self, final: str, hidden: str) -> None:
         self.final = final
@@ -607,6 +665,15 @@ class _RowFormatBuilderBase:
     def with_output_file_config(self, output_file_config: OutputFileConfig) -> Any:
         """The part files' name prefix and suffix."""
         self._sink._output_file_config = output_file_config
+        return self
+
+    def enable_compact(self, strategy: FileCompactStrategy, compactor: FileCompactor) -> Any:
+        """Accepted and ignored: a bounded job writes one part file per bucket until it rolls, and
+        Spark's streaming file sink writes files per micro-batch (compact them with Spark)."""
+        return self
+
+    def disable_compact(self) -> Any:
+        """Accepted (compaction is never on)."""
         return self
 
 

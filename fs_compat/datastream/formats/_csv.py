@@ -210,10 +210,10 @@ class CsvReaderFormat:
         raise NotImplementedError(f"CsvReaderFormat.for_schema {_TABLE_TYPES}")
 
 
-class CsvBulkWriter:
+class CsvBulkWriters:
     """Not supported (``for_schema`` raises NotImplementedError): see the module docstring."""
 
     @staticmethod
     def for_schema(schema: CsvSchema) -> Any:
         """Raises NotImplementedError: see the module docstring."""
-        raise NotImplementedError(f"CsvBulkWriter.for_schema {_TABLE_TYPES}")
+        raise NotImplementedError(f"CsvBulkWriters.for_schema {_TABLE_TYPES}")

@@ -12,13 +12,13 @@ b'1,a;b,"x, y"\\n'
 >>> CsvRowDeserializationSchema.Builder(info).build().deserialize(b'2,c,')
 Row(id=2, tags=['c'], note=None)
 
-``CsvSchema``, ``CsvReaderFormat`` and ``CsvBulkWriter`` take Table API data types in PyFlink,
+``CsvSchema``, ``CsvReaderFormat`` and ``CsvBulkWriters`` take Table API data types in PyFlink,
 which are not ported: read CSV files with Spark (``env.from_dataframe(spark.read.csv(path,
 schema=...))``), or with ``FileSource`` text lines and ``CsvRowDeserializationSchema``.
 """
 
 from ._csv import (
-    CsvBulkWriter,
+    CsvBulkWriters,
     CsvReaderFormat,
     CsvRowDeserializationSchema,
     CsvRowSerializationSchema,
@@ -27,7 +27,7 @@ from ._csv import (
 )
 
 __all__ = [
-    "CsvBulkWriter",
+    "CsvBulkWriters",
     "CsvReaderFormat",
     "CsvRowDeserializationSchema",
     "CsvRowSerializationSchema",
