@@ -66,11 +66,6 @@ _ASYNC = (
     "async I/O is not ported: call the service in a map/flat_map, "
     "or join with Spark before env.from_dataframe(df)"
 )
-_PARTITIONER = "custom partitioning is not supported: key_by(...) co-locates records by key"
-_SOURCE_FUNCTION = (
-    "user source functions are not ported: use env.from_collection(...), or read with Spark and "
-    "env.from_dataframe(df)"
-)
 _JOB_CLIENT = "execute_async is not supported: execute() runs the job to its end"
 _BATCHING = (
     "Bytewax's batching helpers are not ported: return lists from your partition's next_batch() "
@@ -106,11 +101,6 @@ MODULE_ADVICE: Mapping[str, str] = {
         )
         for name in ("avro", "orc", "parquet")
     },
-    "pyflink.datastream.checkpoint_config": _CHECKPOINTS,
-    "pyflink.datastream.checkpoint_storage": _CHECKPOINTS,
-    "pyflink.datastream.checkpointing_mode": _CHECKPOINTS,
-    "pyflink.datastream.externalized_checkpoint_retention": _CHECKPOINTS,
-    "pyflink.datastream.state_backend": _CHECKPOINTS,
     "pyflink.common.restart_strategy": _RESTARTS,
     "pyflink.datastream.async_data_stream": _ASYNC,
     "pyflink.datastream.async_retry_predicates": _ASYNC,
@@ -142,30 +132,9 @@ MODULE_ADVICE: Mapping[str, str] = {
 #: Names that are not ported, by the framework module they come from, with what to use instead.
 NAME_ADVICE: Mapping[str, str] = {
     **{
-        f"pyflink.datastream.{name}": _CHECKPOINTS
-        for name in (
-            "CheckpointConfig",
-            "CheckpointStorage",
-            "CheckpointingMode",
-            "CustomCheckpointStorage",
-            "CustomStateBackend",
-            "EmbeddedRocksDBStateBackend",
-            "ExternalizedCheckpointRetention",
-            "FileSystemCheckpointStorage",
-            "HashMapStateBackend",
-            "JobManagerCheckpointStorage",
-            "PredefinedOptions",
-            "StateBackend",
-        )
-    },
-    **{
         f"pyflink.datastream.{name}": _ASYNC
         for name in ("AsyncDataStream", "AsyncFunction", "AsyncRetryPredicate", "AsyncRetryStrategy")
     },
-    "pyflink.datastream.SourceFunction": _SOURCE_FUNCTION,
-    "pyflink.datastream.functions.SourceFunction": _SOURCE_FUNCTION,
-    "pyflink.datastream.Partitioner": _PARTITIONER,
-    "pyflink.datastream.functions.Partitioner": _PARTITIONER,
     "pyflink.common.RestartStrategies": _RESTARTS,
     "pyflink.common.RestartStrategyConfiguration": _RESTARTS,
     **{
@@ -198,10 +167,6 @@ METHOD_ADVICE: Mapping[str, tuple[str, str]] = {
     "enable_checkpointing": (
         "StreamExecutionEnvironment.enable_checkpointing",
         "accepted and ignored; " + _CHECKPOINTS,
-    ),
-    "get_checkpoint_config": (
-        "StreamExecutionEnvironment.get_checkpoint_config",
-        "not defined; " + _CHECKPOINTS,
     ),
     "set_default_savepoint_directory": (
         "StreamExecutionEnvironment.set_default_savepoint_directory",

@@ -33,6 +33,7 @@ from fs_compat.runtime import (
 )
 
 from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
+from ._checkpointing import CheckpointConfig, CheckpointingMode
 from ._format import value_text
 from ._functions import (
     BroadcastProcessFunction,
@@ -1124,6 +1125,7 @@ class StreamExecutionEnvironment:
         self._clock: Callable[[], int] | None = None
         self._python_files: list[str] = []
         self._slot_sharing_groups: dict[str, SlotSharingGroup] = {}
+        self._checkpoint_config = CheckpointConfig()
         #: Connector sinks by their SinkNode's id: the sink, its bounded writer, its input stream.
         self._connector_sinks: dict[int, tuple[Any, SinkWriter, DataStream[Any]]] = {}
         defaults = job_defaults()
@@ -1367,11 +1369,33 @@ class StreamExecutionEnvironment:
         rows = list(zip(*(cols[name] for name in out.names), strict=True))
         return spark.createDataFrame(rows, schema=out.schema)
 
-    def enable_checkpointing(self, interval: int, mode: object = None) -> StreamExecutionEnvironment:
-        """Accepted: in-process runs need no checkpoints; on Spark, streaming queries checkpoint
-        to their ``checkpointLocation``."""
-        self._checkpoint_interval = interval
+    def enable_checkpointing(
+        self, interval: int, mode: CheckpointingMode | None = None
+    ) -> StreamExecutionEnvironment:
+        """Accepted and kept (``get_checkpoint_config()``): in-process runs need no checkpoints;
+        on Spark, streaming queries checkpoint at every micro-batch to their checkpoint location
+        (``execution.checkpointing.dir``)."""
+        self._checkpoint_config.set_checkpoint_interval(interval)
+        if mode is not None:
+            self._checkpoint_config.set_checkpointing_mode(mode)
         return self
+
+    def get_checkpoint_config(self) -> CheckpointConfig:
+        """The checkpoint settings (``fs_compat.datastream.checkpoint_config``): kept, no effect
+        on results."""
+        return self._checkpoint_config
+
+    def get_checkpoint_interval(self) -> int:
+        """The checkpoint interval in ms (-1: checkpointing off)."""
+        return self._checkpoint_config.get_checkpoint_interval()
+
+    def get_checkpointing_mode(self) -> CheckpointingMode:
+        """The checkpointing mode (``AT_LEAST_ONCE`` while checkpointing is off, as in Flink 2)."""
+        return self._checkpoint_config.get_checkpointing_mode()
+
+    def get_checkpointing_consistency_mode(self) -> CheckpointingMode:
+        """The checkpointing mode (Flink 2's name for ``get_checkpointing_mode``)."""
+        return self.get_checkpointing_mode()
 
     def get_execution_plan(self) -> str:
         """Not supported (raises NotImplementedError): there is no JVM job graph."""

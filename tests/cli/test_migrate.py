@@ -257,7 +257,7 @@ def test_attributes_read_through_imported_modules_and_classes_are_checked() -> N
         "s = op.no_such_operator('x', s)\n"
         "t = Types.STRING()\n"
         "u = Types.NO_SUCH_TYPE()\n"
-        "m = pyflink.datastream.CheckpointingMode.EXACTLY_ONCE\n"
+        "m = pyflink.datastream.AsyncDataStream.unordered_wait\n"
         "def step(op):\n"
         "    return op.anything\n"  # a parameter, not the module
     )
@@ -267,8 +267,7 @@ def test_attributes_read_through_imported_modules_and_classes_are_checked() -> N
         "see migration_guide/bytewax.md for what fs-compat supports",
         "job.py:7: pyflink.common.Types.NO_SUCH_TYPE — fs_compat.common.Types has no NO_SUCH_TYPE; "
         "see migration_guide/pyflink.md for what fs-compat supports",
-        "job.py:8: pyflink.datastream.CheckpointingMode — "
-        + NAME_ADVICE["pyflink.datastream.CheckpointingMode"],
+        "job.py:8: pyflink.datastream.AsyncDataStream — " + NAME_ADVICE["pyflink.datastream.AsyncDataStream"],
     ]
 
 
