@@ -141,3 +141,39 @@ def test_kafka_without_spark_connector_names_the_package(tmp_path: Path) -> None
     env.from_collection(["x"], Types.STRING()).sink_to(sink)
     with pytest.raises(RuntimeError, match="writing Kafka needs Spark's Kafka connector"):
         env.execute()
+
+
+def _streaming_word_count(inputs: Path, out: Path, checkpoints: Path) -> None:
+    env = _env(
+        "spark",
+        **{"fs_compat.streaming.trigger": "available-now", "execution.checkpointing.dir": str(checkpoints)},
+    )
+    source = (
+        FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(inputs))
+        .monitor_continuously(Duration.of_seconds(1))
+        .build()
+    )
+    (
+        env.from_source(source, WatermarkStrategy.no_watermarks(), "lines")
+        .flat_map(str.split, Types.STRING())
+        .map(lambda w: (w, 1), Types.TUPLE([Types.STRING(), Types.INT()]))
+        .key_by(lambda t: t[0])
+        .reduce(lambda a, b: (a[0], a[1] + b[1]))
+        .sink_to(
+            FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
+            .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+            .build()
+        )
+    )
+    env.execute()
+
+
+def test_a_restarted_streaming_job_resumes_its_files_and_state(tmp_path: Path) -> None:
+    inputs, out, checkpoints = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
+    inputs.mkdir()
+    (inputs / "1.txt").write_text("a b a\nc a\n", encoding="utf-8")
+    _streaming_word_count(inputs, out, checkpoints)
+    assert _lines(out, "part-*") == ["(a,1)", "(a,2)", "(a,3)", "(b,1)", "(c,1)"]  # rolling counts
+    (inputs / "2.txt").write_text("a z\n", encoding="utf-8")
+    _streaming_word_count(inputs, out, checkpoints)  # the same job again, from its checkpoint
+    assert _lines(out, "part-*") == ["(a,1)", "(a,2)", "(a,3)", "(a,4)", "(b,1)", "(c,1)", "(z,1)"]
