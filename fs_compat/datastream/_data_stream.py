@@ -579,6 +579,28 @@ def _trigger(value: str) -> dict[str, Any]:
     raise ValueError(f"{_TRIGGER_KEY} must be 'available-now' or unset, got {value!r}")
 
 
+def _checkpoint_folders(sinks: Sequence[SinkNode]) -> list[str]:
+    """The checkpoint folder of each sink's streaming query: its uid, else its name, with what
+    is not a letter, digit, ``.``, ``_`` or ``-`` replaced by ``_``; a name used again gets
+    ``-2``, ``-3`` ... in program order, so a restarted job finds its queries' checkpoints.
+
+    >>> sinks = [SinkNode("Sink: Writer"), SinkNode("Sink: Writer", uid="out"), SinkNode("Sink: Writer")]
+    >>> _checkpoint_folders(sinks)
+    ['Sink__Writer', 'out', 'Sink__Writer-2']
+    """
+    import re
+
+    folders: list[str] = []
+    for node in sinks:
+        base = re.sub(r"[^A-Za-z0-9._-]", "_", node.uid or node.name)
+        folder, n = base, 1
+        while folder in folders:
+            n += 1
+            folder = f"{base}-{n}"
+        folders.append(folder)
+    return folders
+
+
 def _is_connector_sink(sink: object) -> bool:
     """A sink of ``fs_compat.datastream.connectors`` (it writes through ``_writer``)."""
     from .connectors._base import Sink
@@ -1429,8 +1451,8 @@ class StreamExecutionEnvironment:
     def _execute_streaming(self, sinks: Sequence[SinkNode], job_name: str) -> JobExecutionResult:
         """Start one Structured Streaming query per connector sink and wait until they stop.
 
-        Each query checkpoints to ``<dir>/<sink name or uid>``, where ``<dir>`` is the
-        configured ``execution.checkpointing.dir`` (Flink's key; ``state.checkpoints.dir`` is
+        Each query checkpoints to ``<dir>/<sink uid or name>`` (``_checkpoint_folders``), where
+        ``<dir>`` is the configured ``execution.checkpointing.dir`` (Flink's key; ``state.checkpoints.dir`` is
         read too), else a new temporary directory (a restart then starts over). The setting
         ``fs_compat.streaming.trigger`` = ``available-now`` makes the queries process what is
         there and stop (tests, catch-up runs); otherwise they run until stopped, with Spark's
@@ -1460,12 +1482,12 @@ class StreamExecutionEnvironment:
         base = base.removeprefix("file://")
         trigger = _trigger(self._settings.get(_TRIGGER_KEY, ""))
         queries = []
-        for node in sinks:
+        for node, folder in zip(sinks, _checkpoint_folders(sinks), strict=True):
             sink, _writer, stream = self._connector_sinks.pop(node.id)
             write = sink._stream_write(stream._output_type)
             records = stream._stateless_map(f"{node.name}: Records", write.encode, write.record_type)
             df = spark_dataframe(spark, records._node, None, config, write.record_type, clock=self._clock)
-            query = write.start(df, os.path.join(base, node.uid or node.name), trigger)
+            query = write.start(df, os.path.join(base, folder), trigger)
             queries.append(query)
         for query in queries:
             query.awaitTermination()
