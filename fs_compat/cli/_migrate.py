@@ -58,15 +58,10 @@ _CONNECTORS = (
     "Spark (spark.read / spark.readStream) and env.from_dataframe(df); write with ds.to_dataframe() and "
     "Spark's writers (jdbc, foreachBatch)"
 )
-_RESTARTS = (
-    "Spark retries failed tasks (spark.task.maxFailures); "
-    "a streaming query restarts from its checkpointLocation"
-)
 _ASYNC = (
     "async I/O is not ported: call the service in a map/flat_map, "
     "or join with Spark before env.from_dataframe(df)"
 )
-_JOB_CLIENT = "execute_async is not supported: execute() runs the job to its end"
 _BATCHING = (
     "Bytewax's batching helpers are not ported: return lists from your partition's next_batch() "
     "(fs_compat.bytewax.inputs)"
@@ -101,7 +96,6 @@ MODULE_ADVICE: Mapping[str, str] = {
         )
         for name in ("avro", "orc", "parquet")
     },
-    "pyflink.common.restart_strategy": _RESTARTS,
     "pyflink.datastream.async_data_stream": _ASYNC,
     "pyflink.datastream.async_retry_predicates": _ASYNC,
     "pyflink.datastream.async_retry_strategies": _ASYNC,
@@ -134,12 +128,6 @@ NAME_ADVICE: Mapping[str, str] = {
     **{
         f"pyflink.datastream.{name}": _ASYNC
         for name in ("AsyncDataStream", "AsyncFunction", "AsyncRetryPredicate", "AsyncRetryStrategy")
-    },
-    "pyflink.common.RestartStrategies": _RESTARTS,
-    "pyflink.common.RestartStrategyConfiguration": _RESTARTS,
-    **{
-        f"pyflink.common.{name}": _JOB_CLIENT
-        for name in ("CompletableFuture", "JobClient", "JobID", "JobStatus")
     },
     "bytewax.inputs.SimplePollingSource": (
         "not ported yet: write a FixedPartitionedSource or DynamicSource (fs_compat.bytewax.inputs), or read "

@@ -9,6 +9,21 @@ Row(f0='a', f1=1)
 """
 
 from ._configuration import Configuration
+from ._job import (
+    AssignerWithPeriodicWatermarksWrapper,
+    CompletableFuture,
+    ConfigOption,
+    ConfigOptions,
+    ExecutionConfig,
+    InputDependencyConstraint,
+    JobClient,
+    JobExecutionResult,
+    JobID,
+    JobStatus,
+    RestartStrategies,
+    RestartStrategyConfiguration,
+    TypeSerializer,
+)
 from ._row import Row, RowKind
 from ._time import Duration, Instant, Time
 from ._typeinfo import (
@@ -40,22 +55,34 @@ from .serialization import (
 )
 
 __all__ = [
+    "AssignerWithPeriodicWatermarksWrapper",
     "BasicArrayTypeInfo",
     "BasicType",
     "BasicTypeInfo",
     "ByteArraySchema",
+    "CompletableFuture",
+    "ConfigOption",
+    "ConfigOptions",
     "Configuration",
     "DateTypeInfo",
     "DeserializationSchema",
     "Duration",
     "Encoder",
+    "ExecutionConfig",
+    "InputDependencyConstraint",
     "Instant",
     "InstantTypeInfo",
+    "JobClient",
+    "JobExecutionResult",
+    "JobID",
+    "JobStatus",
     "ListTypeInfo",
     "MapTypeInfo",
     "ObjectArrayTypeInfo",
     "PickledBytesTypeInfo",
     "PrimitiveArrayTypeInfo",
+    "RestartStrategies",
+    "RestartStrategyConfiguration",
     "Row",
     "RowKind",
     "RowTypeInfo",
@@ -68,6 +95,7 @@ __all__ = [
     "TimestampTypeInfo",
     "TupleTypeInfo",
     "TypeInformation",
+    "TypeSerializer",
     "Types",
     "WatermarkStrategy",
 ]

@@ -6,6 +6,7 @@
 [10, 20, 30]
 """
 
+from fs_compat.common._job import ExecutionConfig, JobExecutionResult
 from fs_compat.runtime import TimeDomain, TimerService
 
 from ._checkpointing import (
@@ -29,8 +30,6 @@ from ._data_stream import (
     ConnectedStreams,
     DataStream,
     DataStreamSink,
-    ExecutionConfig,
-    JobExecutionResult,
     KeyedStream,
     RuntimeExecutionMode,
     StreamExecutionEnvironment,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import enum
 import os
 import sys
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
 import attrs
 from typing_extensions import TypeVar
 
+from fs_compat.common._job import ExecutionConfig, JobExecutionResult
 from fs_compat.common.internal import DeclaredTypeError, conformer, exact_class
 from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, spark_dataframe
 from fs_compat.runtime import (
@@ -1045,92 +1045,6 @@ class CloseableIterator(Iterator[T]):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
-
-
-class ExecutionConfig:
-    """The parts of Flink's ExecutionConfig that mean something here."""
-
-    def __init__(self) -> None:
-        self._auto_watermark_interval = 200
-        self._job_parameters: dict[str, str] = {}
-
-    def set_auto_watermark_interval(self, interval: int) -> ExecutionConfig:
-        """Accepted and kept: in-process, a watermark follows every record."""
-        # In-process, a watermark follows every record: deterministic, and never later than Flink's.
-        self._auto_watermark_interval = interval
-        return self
-
-    def get_auto_watermark_interval(self) -> int:
-        """The interval given to ``set_auto_watermark_interval`` (ms; 200 by default)."""
-        return self._auto_watermark_interval
-
-    def set_global_job_parameters(self, global_job_parameters_dict: dict[str, str]) -> ExecutionConfig:
-        """Parameters every function reads with ``RuntimeContext.get_job_parameter``."""
-        self._job_parameters = dict(global_job_parameters_dict)
-        return self
-
-    def get_global_job_parameters(self) -> dict[str, str]:
-        """A copy of the job parameters."""
-        return dict(self._job_parameters)
-
-
-class JobID:
-    """A job's id (PyFlink's ``JobID``): 32 hex digits, new for every job."""
-
-    def __init__(self, hex_id: str) -> None:
-        self._hex = hex_id
-
-    def __str__(self) -> str:
-        return self._hex
-
-    def __repr__(self) -> str:
-        return f"JobID({self._hex!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, JobID) and other._hex == self._hex
-
-    def __hash__(self) -> int:
-        return hash(self._hex)
-
-
-class JobExecutionResult:
-    """What ``env.execute()`` returns: the job's id and net runtime, as in PyFlink, and (an
-    fs-compat extension) its summary, ``get_job_summary()``: records in and out per step, the
-    keyed state each step holds at the end, wall time."""
-
-    def __init__(self, job_name: str, summary: JobSummary | None = None) -> None:
-        self._job_name = job_name
-        self._summary = summary
-        self._job_id = JobID(uuid.uuid4().hex)
-
-    def get_job_name(self) -> str:
-        """The name given to ``execute``."""
-        return self._job_name
-
-    def get_job_id(self) -> JobID:
-        """The job's id, new for every run."""
-        return self._job_id
-
-    def get_net_runtime(self) -> int:
-        """The job's wall time in milliseconds."""
-        return 0 if self._summary is None else round(self._summary.wall_time_s * 1000)
-
-    def get_accumulator_result(self, accumulator_name: str) -> object:
-        """None: Python jobs have no Flink accumulators (see ``get_job_summary`` for counts)."""
-        return self.get_all_accumulator_results().get(accumulator_name)
-
-    def get_all_accumulator_results(self) -> dict[str, object]:
-        """Empty: Python jobs have no Flink accumulators (see ``get_job_summary`` for counts)."""
-        return {}
-
-    def get_job_summary(self) -> JobSummary | None:
-        """fs-compat extension: what the job did per step (``fs_compat.runtime.JobSummary``:
-        ``steps`` with ``records_in``, ``records_out``, ``state_keys``, ``state_bytes``;
-        ``wall_time_s``; ``render()`` for a table)."""
-        return self._summary
-
-    def __str__(self) -> str:
-        return f"JobExecutionResult(job_name={self._job_name!r}, job_id={self._job_id})"
 
 
 class StreamExecutionEnvironment:

@@ -176,9 +176,9 @@ def test_unknown_name_is_a_finding_on_its_import_line() -> None:
 
 
 def test_name_fs_compat_has_elsewhere_says_where() -> None:
-    result = migrate_source("from pyflink.common import JobExecutionResult, Types\n", "job.py")
+    result = migrate_source("from pyflink.common import OutputTag, Types\n", "job.py")
     assert [str(f) for f in result.findings] == [
-        "job.py:1: pyflink.common.JobExecutionResult — fs_compat.common has no JobExecutionResult; "
+        "job.py:1: pyflink.common.OutputTag — fs_compat.common has no OutputTag; "
         "import it from fs_compat.datastream"
     ]
 

@@ -160,3 +160,34 @@ def test_java_only_names_raise_when_used_naming_the_alternative() -> None:
         SourceFunction("org.example.MySource")
     with pytest.raises(NotImplementedError, match="no JVM"):
         datastream.CustomStateBackend(object())
+
+
+#: ``pyflink.common.__all__`` of apache-flink 2.3.0.
+COMMON_2_3 = [
+    "AssignerWithPeriodicWatermarksWrapper", "ByteArraySchema", "CompletableFuture", "ConfigOption",
+    "ConfigOptions", "Configuration", "DeserializationSchema", "Duration", "Encoder", "ExecutionConfig",
+    "InputDependencyConstraint", "Instant", "JobClient", "JobExecutionResult", "JobID", "JobStatus",
+    "RestartStrategies", "RestartStrategyConfiguration", "Row", "RowKind", "SerializationSchema",
+    "SimpleStringSchema", "Time", "TypeInformation", "TypeSerializer", "Types", "WatermarkStrategy",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", COMMON_2_3)
+def test_every_pyflink_common_name_imports(name: str) -> None:
+    assert hasattr(common, name)
+
+
+def test_job_level_names_of_common() -> None:
+    from fs_compat.common import ConfigOptions, JobClient, JobStatus, RestartStrategies
+
+    terminal = {s.name for s in JobStatus if s.is_terminal_state()}
+    assert terminal == {"FAILED", "CANCELED", "FINISHED", "SUSPENDED"}
+    assert not JobStatus.SUSPENDED.is_globally_terminal_state()
+    fixed = RestartStrategies.fixed_delay_restart(3, 10_000)
+    assert fixed.get_description() == "Restart with fixed delay (10000 ms). #3 restart attempts."
+    option = ConfigOptions.key("my.key").int_type().default_value(5)
+    assert (option.key(), option.default_value(), option.has_default_value()) == ("my.key", 5, True)
+    with pytest.raises(NotImplementedError, match=r"execute\(\) runs the job to its end"):
+        JobClient(object())
+    assert common.ExecutionConfig is datastream.ExecutionConfig
+    assert common.JobExecutionResult is datastream.JobExecutionResult
