@@ -10,6 +10,7 @@ recovery and abort.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import UTC as _UTC
 from datetime import datetime, timedelta
@@ -18,13 +19,15 @@ from typing import Any
 from fs_compat.runtime import BatchedRunner, LocalConfig, Node, SinkNode, SourceNode, StepError
 
 from ._ops import EPOCH, MsClock, StatefulBatchOperator
-from ._parts import call, sink_parts, source_parts, write
+from ._parts import call, check_flow, sink_parts, source_parts, write
 from .dataflow import Dataflow
 from .inputs import AbortExecution
 from .outputs import FixedPartitionedSink
 from .recovery import RecoveryConfig, _Store
 
 _DEFAULT_EPOCH = timedelta(seconds=10)
+#: How long to wait when a pass over the sources gave no items (Bytewax waits 1 ms too).
+_IDLE_S = 0.001
 
 
 def _system_now() -> datetime:
@@ -56,6 +59,7 @@ class _Runner:
         self.store = _Store(recovery_config) if recovery_config is not None else None
         self.steps = BatchedRunner(flow._plan.nodes, LocalConfig(clock=MsClock(self.now)), write=self._write)
         self.sink_parts: dict[int, list[tuple[str, Any]]] = {}
+        self.fed = False  # whether the current pass over the sources read any item
 
     # Set-up. ----------------------------------------------------------------------------------
     def _open(self, states: dict[str, dict[str, Any]]) -> list[_Source]:
@@ -117,11 +121,14 @@ class _Runner:
                     EPOCH.set(epoch)
                     epoch_start = now
                 first = False
+                self.fed = False
                 for src in list(active):
                     if not self._poll(src, now):
                         active.remove(src)
                         self.steps.end_source(src.node)
                     self.steps.activate()
+                if active and not self.fed:
+                    time.sleep(_IDLE_S)  # every partition is waiting (next_awake) or empty for now
             self.close_epoch(epoch, all_sources)
         except AbortExecution:
             return
@@ -146,6 +153,7 @@ class _Runner:
                 continue
             live = True
             src.awake[name] = call(part.next_awake, "`next_awake`", src.step_id)
+            self.fed = self.fed or bool(batch)
             self.steps.feed(src.node, batch)
         return live
 
@@ -167,6 +175,7 @@ def run(
 ) -> None:
     if not isinstance(flow, Dataflow):
         raise TypeError("dataflow must subclass `fs_compat.bytewax.dataflow.Dataflow`")
+    check_flow(flow._plan.nodes)
     failed: BaseException | None = None
     try:
         _Runner(flow, epoch_interval, recovery_config, now_getter).run()

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import abc
 import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC as _UTC
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 
@@ -27,9 +28,9 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
-from ._ops import InspectDebugOperator, PassThroughOperator, user_error
+from ._ops import FlatMapBatchOperator, InspectDebugOperator, PassThroughOperator, PerItem, mark, user_error
 from ._ops import MsClock as _MsClock
-from ._parts import call, sink_parts, source_parts, write
+from ._parts import call, check_flow, inspector_of, sink_parts, source_parts, write
 from .dataflow import Dataflow, Stream
 from .errors import BytewaxRuntimeError
 from .inputs import (
@@ -37,6 +38,7 @@ from .inputs import (
     FixedPartitionedSource,
     StatefulSourcePartition,
 )
+from .outputs import DynamicSink
 from .recovery import RecoveryConfig
 
 
@@ -94,6 +96,69 @@ class DataFrameSource(FixedPartitionedSource[Row, int]):
         return _RowsPartition(rows, self.batch_size, resume_state)
 
 
+# Connectors on Spark's own readers and writers. -----------------------------------------------
+
+
+class SparkReadSource(FixedPartitionedSource[Any, Any]):
+    """A source that Spark reads with one of its own readers (a connector such as Kafka): on
+    Spark, :meth:`dataframe` is read by Spark's tasks and each of its rows becomes the item
+    :meth:`item` makes of it (a module-level function: it travels to the workers). It does not
+    run in-process: building a partition raises ``NotImplementedError`` with
+    :meth:`in_process_alternative`."""
+
+    @abc.abstractmethod
+    def dataframe(self, spark: Any) -> Any:
+        """The Spark DataFrame (batch or streaming) to read, in session ``spark``."""
+
+    @abc.abstractmethod
+    def item(self) -> Callable[[Row], Any]:
+        """The function that makes an item of a row (it must pickle)."""
+
+    @abc.abstractmethod
+    def in_process_alternative(self) -> str:
+        """What to do instead of running this source in-process."""
+
+    def list_parts(self) -> list[str]:
+        return [type(self).__name__]
+
+    def build_part(self, step_id: str, for_part: str, resume_state: Any) -> NoReturn:
+        raise NotImplementedError(
+            f"step {step_id}: {type(self).__name__} reads through Spark and cannot run in-process; "
+            + self.in_process_alternative()
+        )
+
+
+class SparkWriteSink(DynamicSink[Any]):
+    """A sink that Spark writes with one of its own writers (a connector such as Kafka): with
+    ``run_main`` on Spark the step's items are handed to :meth:`write_items` in this process; it
+    does not run in-process (``NotImplementedError`` with :meth:`in_process_alternative`)."""
+
+    @abc.abstractmethod
+    def write_items(self, spark: Any, step_id: str, items: list[Any]) -> None:
+        """Write ``items`` (the step's output, in order) with Spark session ``spark``."""
+
+    @abc.abstractmethod
+    def in_process_alternative(self) -> str:
+        """What to do instead of running this sink in-process."""
+
+    def build(self, step_id: str, worker_index: int, worker_count: int) -> NoReturn:
+        raise NotImplementedError(
+            f"step {step_id}: {type(self).__name__} writes through Spark and cannot run in-process; "
+            + self.in_process_alternative()
+        )
+
+
+class _ItemsOf:
+    """The ``flat_map_batch`` mapper that makes items of a :class:`SparkReadSource`'s rows."""
+
+    def __init__(self, fn: Callable[[Row], Any]) -> None:
+        self.fn = fn
+        mark(self, PerItem(fn, one=True))
+
+    def __call__(self, rows: list[Row]) -> list[Any]:
+        return [self.fn(row) for row in rows]
+
+
 # Plans for Spark. ------------------------------------------------------------------------------
 
 _IN_PROCESS_ONLY = (
@@ -147,7 +212,7 @@ def _read_partitions(step_id: str, parts: list[Any]) -> list[Any]:
     return items
 
 
-def _source_node(node: SourceNode, source: Any) -> SourceNode:
+def _source_node(node: SourceNode, source: Any) -> Node:
     """The node a Bytewax source becomes on Spark: a DataFrame stays a DataFrame; any other
     source is read here, on the driver."""
     from .testing import TestingSource
@@ -155,6 +220,13 @@ def _source_node(node: SourceNode, source: Any) -> SourceNode:
     step_id = node.name
     if isinstance(source, DataFrameSource):
         return ExternalSourceNode(step_id, handle=source.df, unbounded=bool(source.df.isStreaming))
+    if isinstance(source, SparkReadSource):
+        from fs_compat.spark import spark_session
+
+        df = source.dataframe(spark_session())
+        rows = ExternalSourceNode(step_id, handle=df, unbounded=bool(df.isStreaming))
+        factory = functools.partial(FlatMapBatchOperator, step_id, _ItemsOf(source.item()))
+        return OperatorNode(f"{step_id}.items", [Edge(rows)], operator_factory=factory, stateless=True)
     if isinstance(source, TestingSource):
         items = list(source._ib)
         for item in items:
@@ -162,16 +234,6 @@ def _source_node(node: SourceNode, source: Any) -> SourceNode:
         return SourceNode(step_id, items=items)
     parts, _stateful = source_parts(step_id, source, through=_THROUGH)
     return SourceNode(step_id, items=_read_partitions(step_id, [part for _name, part in parts]))
-
-
-def _inspector_of(node: Node) -> Any:
-    """The inspector of an ``inspect`` / ``inspect_debug`` step, else None."""
-    if not isinstance(node, OperatorNode):
-        return None
-    factory = node.operator_factory
-    if isinstance(factory, functools.partial) and factory.func is InspectDebugOperator:
-        return factory.func(*factory.args, **factory.keywords)
-    return None
 
 
 def _clone(flow: Dataflow, targets: Sequence[Node], taps: list[_InspectTap] | None = None) -> dict[int, Node]:
@@ -188,7 +250,7 @@ def _clone(flow: Dataflow, targets: Sequence[Node], taps: list[_InspectTap] | No
             continue
         else:
             edges = [attrs.evolve(e, source=new[e.source.id]) for e in node.inputs]
-            inspector = None if taps is None else _inspector_of(node)
+            inspector = None if taps is None else inspector_of(node)
             if taps is None or inspector is None or not isinstance(node, OperatorNode):
                 new[node.id] = attrs.evolve(node, inputs=edges)
             else:
@@ -279,7 +341,10 @@ class _SinkWriter:
         self.sink = sink
         self.values: list[Any] = []
 
-    def write(self) -> None:
+    def write(self, spark: Any) -> None:
+        if isinstance(self.sink, SparkWriteSink):
+            self.sink.write_items(spark, self.step_id, self.values)
+            return
         parts = sink_parts(self.step_id, self.sink)
         if self.values:
             write(self.step_id, self.sink, parts, self.values, through=_THROUGH)
@@ -310,11 +375,15 @@ def run_main(
     epoch_interval: timedelta | None,
     recovery_config: RecoveryConfig | None,
     now_getter: Callable[[], datetime] | None,
+    *,
+    parallelism: int = 1,
 ) -> None:
     """``run_main`` with the ``spark`` target: the steps run as Spark jobs, sources are read and
     sinks written here. ``epoch_interval`` is accepted (there are no epochs on Spark);
     ``recovery_config`` is in-process only. ``now_getter`` is the processing-time clock of the
-    steps (it travels to Spark's workers pickled, so it cannot be moved during the run)."""
+    steps (it travels to Spark's workers pickled, so it cannot be moved during the run).
+    ``parallelism`` is the number of Spark tasks per step (``cluster_main``'s workers); with one,
+    the sinks get the output in the order the in-process run gives it."""
     if not isinstance(flow, Dataflow):
         raise TypeError("dataflow must subclass `fs_compat.bytewax.dataflow.Dataflow`")
     if epoch_interval is not None and not isinstance(epoch_interval, timedelta):
@@ -327,10 +396,14 @@ def run_main(
             "and a checkpointLocation"
         )
     plan = flow._plan
+    check_flow(plan.nodes)
     sinks = [n for n in plan.nodes if isinstance(n, SinkNode)]
+    # Inspect steps run also when no output step follows them, as in Bytewax.
+    inspects = [n for n in plan.nodes if inspector_of(n) is not None]
     taps: list[_InspectTap] = []
-    nodes = _clone(flow, sinks, taps)
-    streaming = [n.name for n in nodes.values() if isinstance(n, ExternalSourceNode) and n.unbounded]
+    nodes = _clone(flow, [*sinks, *inspects], taps)
+    upstream = upstream_of(list(nodes.values()))
+    streaming = [n.name for n in upstream if isinstance(n, ExternalSourceNode) and n.unbounded]
     if streaming:
         raise NotImplementedError(
             f"step {streaming[0]} reads a streaming DataFrame, which never ends: run_main cannot "
@@ -344,11 +417,11 @@ def run_main(
         spark_sinks.append(SinkNode(sink.name, edges, consume=writer.values.append))
         writers.append(writer)
     spark_sinks += [tap.sink() for tap in taps]
-    config = LocalConfig(parallelism=1)  # one worker, as run_main: outputs in in-process order
+    config = LocalConfig(parallelism=parallelism)
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
-        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(nodes.values()))
+        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(upstream))
     except StepError as exc:
         error = _bytewax_error(exc)
         if error is exc:
@@ -357,4 +430,4 @@ def run_main(
     for tap in taps:
         tap.call()
     for writer in writers:
-        writer.write()
+        writer.write(_spark_for(upstream))

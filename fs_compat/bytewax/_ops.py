@@ -152,10 +152,12 @@ class BranchOperator(Operator):
         except Exception as exc:
             raise user_error(f"error calling predicate in step {self.step_id}", exc) from exc
         if not isinstance(keep, bool):
-            raise TypeError(
+            # As Bytewax: the runtime's error, caused by the failed conversion.
+            cause = TypeError(f"'{type_name(keep)}' object cannot be converted to 'bool'")
+            raise BytewaxRuntimeError(
                 f"return value of `predicate` in step {self.step_id} must be a `bool`; "
                 f"got a `{type_name(keep)}` instead"
-            )
+            ) from cause
         return (value,) if keep else (SideOutput(self.FALSES, value),)
 
 

@@ -3,10 +3,13 @@ both targets (``_execution`` in-process, ``_on_spark`` on the driver of a Spark 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._ops import user_error
+from fs_compat.runtime import Node, OperatorNode, SinkNode, SourceNode
+
+from ._ops import InspectDebugOperator, KeyRoute, user_error
 from .errors import BytewaxRuntimeError
 from .inputs import AbortExecution, DynamicSource, FixedPartitionedSource
 from .outputs import DynamicSink, FixedPartitionedSink
@@ -14,6 +17,32 @@ from .outputs import DynamicSink, FixedPartitionedSink
 #: What a partition may raise that is not its failure: the end of its input, an abort, a failure
 #: already named.
 _THROUGH: tuple[type[BaseException], ...] = (StopIteration, AbortExecution, BytewaxRuntimeError)
+
+
+def inspector_of(node: Node) -> InspectDebugOperator | None:
+    """The operator of an ``inspect`` / ``inspect_debug`` step, else None."""
+    if not isinstance(node, OperatorNode):
+        return None
+    factory = node.operator_factory
+    if isinstance(factory, functools.partial) and factory.func is InspectDebugOperator:
+        return factory.func(*factory.args, **factory.keywords)
+    return None
+
+
+def check_flow(nodes: list[Node]) -> None:
+    """Bytewax's checks before a run: a dataflow needs an input step, and an output or inspect
+    step (else ``BytewaxRuntimeError`` caused by a ``ValueError`` saying which)."""
+    missing = None
+    if not any(isinstance(n, SourceNode) for n in nodes):
+        missing = "input step; add with `fs_compat.bytewax.operators.input`"
+    elif not any(isinstance(n, SinkNode) or inspector_of(n) is not None for n in nodes):
+        missing = (
+            "output or inspect step; add with `fs_compat.bytewax.operators.output` or "
+            "`fs_compat.bytewax.operators.inspect`"
+        )
+    if missing is not None:
+        cause = ValueError(f"Dataflow needs to contain at least one {missing}")
+        raise BytewaxRuntimeError("error building production dataflow") from cause
 
 
 def call(
@@ -51,12 +80,14 @@ def source_parts(
 
 
 def sink_parts(step_id: str, sink: Any, resume: Mapping[str, Any] | None = None) -> list[tuple[str, Any]]:
-    """The ``(name, partition)`` pairs of ``sink`` (each resumed from its state in ``resume``)."""
+    """The ``(name, partition)`` pairs of ``sink`` (each resumed from its state in ``resume``); a
+    partitioned sink's in name order, the order ``part_fn`` indexes into, as in Bytewax."""
     if isinstance(sink, DynamicSink):
         return [("0", sink.build(step_id, 0, 1))]
     if isinstance(sink, FixedPartitionedSink):
         states = resume or {}
-        return [(name, sink.build_part(step_id, name, states.get(name))) for name in sink.list_parts()]
+        names = sorted(sink.list_parts())
+        return [(name, sink.build_part(step_id, name, states.get(name))) for name in names]
     raise TypeError("sink must subclass `fs_compat.bytewax.outputs.Sink`")
 
 
@@ -68,12 +99,13 @@ def write(
     through: tuple[type[BaseException], ...] = _THROUGH,
 ) -> None:
     """``batch`` through ``sink``'s partitions (``sink_parts``): a partitioned sink's
-    ``(key, value)`` items routed by ``part_fn(key)``, a partition's values in one
-    ``write_batch``."""
+    ``(key, value)`` items (else ``TypeError``, as Bytewax's routing) routed by ``part_fn(key)``,
+    a partition's values in one ``write_batch``."""
     if isinstance(sink, FixedPartitionedSink):
         routed: dict[int, list[Any]] = {}
+        route = KeyRoute(step_id)
         for item in batch:
-            routed.setdefault(sink.part_fn(item[0]) % len(parts), []).append(item[1])
+            routed.setdefault(sink.part_fn(route(item)) % len(parts), []).append(item[1])
         for index, values in sorted(routed.items()):
             call(
                 parts[index][1].write_batch,

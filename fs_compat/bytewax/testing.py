@@ -37,7 +37,9 @@ __all__ = [
     "TestingSink",
     "TestingSource",
     "TimeTestingGetter",
+    "cluster_main",
     "ffwd_iter",
+    "poll_next_batch",
     "run_main",
 ]
 
@@ -196,9 +198,76 @@ def run_main(
     (sources read and sinks written in this process; see :mod:`fs_compat.bytewax.spark`).
     The target is checked by :func:`fs_compat.execution.resolve_target`.
     """
-    if _resolve_target(_target, default=_LOCAL) == _SPARK:
+    _run(flow, epoch_interval, recovery_config, _now_getter, _target, workers=1)
+
+
+def _run(
+    flow: _Dataflow,
+    epoch_interval: timedelta | None,
+    recovery_config: _RecoveryConfig | None,
+    now_getter: Callable[[], datetime] | None,
+    target: str | None,
+    *,
+    workers: int,
+) -> None:
+    if _resolve_target(target, default=_LOCAL) == _SPARK:
         from . import _on_spark
 
-        _on_spark.run_main(flow, epoch_interval, recovery_config, _now_getter)
+        _on_spark.run_main(flow, epoch_interval, recovery_config, now_getter, parallelism=workers)
     else:
-        _execution.run(flow, epoch_interval, recovery_config, _now_getter)
+        _execution.run(flow, epoch_interval, recovery_config, now_getter)
+
+
+def cluster_main(
+    flow: _Dataflow,
+    addresses: list[str],
+    proc_id: int,
+    *,
+    epoch_interval: timedelta | None = None,
+    recovery_config: _RecoveryConfig | None = None,
+    worker_count_per_proc: int = 1,
+    _target: str | None = None,
+) -> None:
+    """Run a dataflow as (one process of) a cluster of ``worker_count_per_proc`` workers per
+    process, until its input ends.
+
+    fs-compat runs one process: ``addresses`` may be empty or name this process alone
+    (``proc_id`` 0); a cluster of several processes raises ``NotImplementedError``. In-process
+    (the default target) the workers run as one worker: every item and every key's state is
+    the same as with several workers, only which worker handles what (``inspect_debug``'s
+    worker index, a ``DynamicSource`` built once with ``worker_count`` 1) and the interleaving
+    of the output differ. On Spark (``FS_COMPAT_TARGET=spark``) each step runs as
+    ``worker_count_per_proc`` Spark tasks. ``epoch_interval``, ``recovery_config`` and
+    ``_target`` as :func:`run_main`.
+    """
+    if not isinstance(addresses, list | tuple) or not all(isinstance(a, str) for a in addresses):
+        raise TypeError("addresses must be a list of `host:port` strings")
+    if not isinstance(proc_id, int) or not 0 <= proc_id < max(1, len(addresses)):
+        raise ValueError(f"proc_id must be the index of this process in addresses; got {proc_id!r}")
+    if len(addresses) > 1:
+        raise NotImplementedError(
+            f"cluster_main with {len(addresses)} processes: fs-compat runs a dataflow in one process; "
+            "use cluster_main(flow, [], 0, worker_count_per_proc=n), or run it on Spark "
+            "(FS_COMPAT_TARGET=spark), whose executors are the cluster"
+        )
+    if not isinstance(worker_count_per_proc, int) or worker_count_per_proc < 1:
+        raise ValueError(f"worker_count_per_proc must be a positive int; got {worker_count_per_proc!r}")
+    _run(flow, epoch_interval, recovery_config, None, _target, workers=worker_count_per_proc)
+
+
+def poll_next_batch(part: Any, timeout: timedelta = timedelta(seconds=5)) -> list[Any]:
+    """Call ``part.next_batch()`` until it returns a non-empty batch (a busy loop, for tests of
+    partitions that read asynchronously); ``TimeoutError`` after ``timeout``."""
+    start = datetime.now(_UTC)
+    while True:
+        found = list(part.next_batch())
+        if found:
+            return found
+        if datetime.now(_UTC) - start > timeout:
+            raise TimeoutError()
+
+
+if __name__ == "__main__":
+    from .run import main as _main
+
+    _main(testing=True)

@@ -62,11 +62,6 @@ _ASYNC = (
     "async I/O is not ported: call the service in a map/flat_map, "
     "or join with Spark before env.from_dataframe(df)"
 )
-_BATCHING = (
-    "Bytewax's batching helpers are not ported: return lists from your partition's next_batch() "
-    "(fs_compat.bytewax.inputs)"
-)
-
 #: Modules that are not ported, by their framework name (a prefix match: the longest entry that
 #: is the module or one of its parents wins), with what to use instead.
 MODULE_ADVICE: Mapping[str, str] = {
@@ -99,25 +94,10 @@ MODULE_ADVICE: Mapping[str, str] = {
     "pyflink.datastream.async_data_stream": _ASYNC,
     "pyflink.datastream.async_retry_predicates": _ASYNC,
     "pyflink.datastream.async_retry_strategies": _ASYNC,
-    "bytewax.connectors": (
-        "Bytewax connectors are not ported: read with Spark and fs_compat.bytewax.spark.DataFrameSource(df); "
-        "write with fs_compat.bytewax.spark.to_dataframe(stream) and Spark's writers"
-    ),
-    "bytewax.connectors.kafka": (
-        "read with Spark (spark.readStream.format('kafka')) and fs_compat.bytewax.spark.DataFrameSource(df); "
-        "write with fs_compat.bytewax.spark.to_dataframe(stream) and writeStream.format('kafka')"
-    ),
-    "bytewax.connectors.files": (
-        "read files with Spark (spark.read.text/csv/json) and fs_compat.bytewax.spark.DataFrameSource(df); "
-        "write with fs_compat.bytewax.spark.to_dataframe(stream) and Spark's writers"
-    ),
-    "bytewax.connectors.stdio": (
-        "print items with op.inspect(step_id, stream), or collect them with "
-        "fs_compat.bytewax.testing.TestingSink"
-    ),
-    "bytewax.connectors.demo": "feed generated items with fs_compat.bytewax.testing.TestingSource",
-    "bytewax.run": (
-        "run the flow with fs_compat.bytewax.testing.run_main(flow) (FS_COMPAT_TARGET=spark runs it on Spark)"
+    "bytewax.connectors.kafka.serde": (
+        "Bytewax's Avro serializers are not ported: pass confluent-kafka's serializers to "
+        "fs_compat.bytewax.connectors.kafka.operators, or decode with Spark (from_avro) on a DataFrame "
+        "read into the flow with fs_compat.bytewax.spark.DataFrameSource(df)"
     ),
     "bytewax.visualize": "not ported: fs-compat draws no dataflow diagrams",
     "bytewax.tracing": "not ported: Spark's UI and logs show the job's progress",
@@ -129,17 +109,6 @@ NAME_ADVICE: Mapping[str, str] = {
         f"pyflink.datastream.{name}": _ASYNC
         for name in ("AsyncDataStream", "AsyncFunction", "AsyncRetryPredicate", "AsyncRetryStrategy")
     },
-    "bytewax.inputs.SimplePollingSource": (
-        "not ported yet: write a FixedPartitionedSource or DynamicSource (fs_compat.bytewax.inputs), or read "
-        "with Spark and fs_compat.bytewax.spark.DataFrameSource(df)"
-    ),
-    **{
-        f"bytewax.inputs.{name}": _BATCHING
-        for name in ("batch", "batch_async", "batch_getter", "batch_getter_ex")
-    },
-    "bytewax.testing.cluster_main": (
-        "use fs_compat.bytewax.testing.run_main(flow) (FS_COMPAT_TARGET=spark runs it on Spark)"
-    ),
 }
 
 #: Methods fs_compat does not support (they raise ``NotImplementedError`` or are not defined) or

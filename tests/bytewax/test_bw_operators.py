@@ -3,8 +3,8 @@
 # test_fold_final, test_inspect, test_key_on, test_map, test_map_value, test_max_min_final,
 # test_merge, test_reduce_final, test_raises. Older stored versions use the pre-0.19 fluent API
 # (`flow.input(...)`); they are written here with the 0.21 `op.` functions, same data and
-# assertions. Errors raised by the runtime itself (branch's predicate type) surface as
-# TypeError; errors from Python operator code as BytewaxRuntimeError (a RuntimeError).
+# assertions. Errors from Python operator code, and branch's check of its predicate's return
+# type (as Bytewax 0.21.1), surface as BytewaxRuntimeError (a RuntimeError).
 import re
 
 import pytest
@@ -12,6 +12,7 @@ from pytest import raises
 
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.dataflow import Dataflow
+from fs_compat.bytewax.errors import BytewaxRuntimeError
 from fs_compat.bytewax.testing import TestingSink, TestingSource, run_main
 
 
@@ -33,7 +34,8 @@ def test_branch_raises_on_non_bool_key():
     b_out = op.branch("branch", s, lambda x: "not a bool")  # type: ignore
     op.output("out_odds", b_out.trues, TestingSink([]))
     op.output("out_evens", b_out.falses, TestingSink([]))
-    with raises(TypeError, match=re.escape("must be a `bool`")):
+    # Bytewax 0.21.1 raises BytewaxRuntimeError (caused by a TypeError in-process).
+    with raises(BytewaxRuntimeError, match=re.escape("must be a `bool`")):
         run_main(flow)
 
 

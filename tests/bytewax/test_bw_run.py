@@ -1,0 +1,131 @@
+"""``python -m fs_compat.bytewax.run``: Bytewax's entry point, its import strings and options."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fs_compat.bytewax.recovery import init_db_dir
+from fs_compat.bytewax.run import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+FLOWS = """
+import fs_compat.bytewax.operators as op
+from fs_compat.bytewax.connectors.files import FileSource
+from fs_compat.bytewax.connectors.stdio import StdOutSink
+from fs_compat.bytewax.dataflow import Dataflow
+from fs_compat.bytewax.testing import TestingSource
+
+
+def get_flow(prefix, times=1):
+    flow = Dataflow("factory")
+    s = op.input("inp", flow, TestingSource(["a", "b"]))
+    op.output("out", op.map("m", s, lambda x: prefix + x * times), StdOutSink())
+    return flow
+
+
+def lines(path):
+    flow = Dataflow("lines")
+    op.output("out", op.input("inp", flow, FileSource(path, batch_size=1)), StdOutSink())
+    return flow
+
+
+flow = get_flow(">")
+other = get_flow("+", times=2)
+not_a_flow = 42
+"""
+
+
+@pytest.fixture
+def flows(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A flows file with a name of its own (modules stay imported between tests)."""
+    path = tmp_path / f"flows_{request.node.name}.py"
+    path.write_text(FLOWS)
+    return path
+
+
+def test_runs_the_flow_of_a_file(flows: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main([str(flows)])
+    assert capsys.readouterr().out == ">a\n>b\n"
+    main([f"{flows}:other"])
+    assert capsys.readouterr().out == "+aa\n+bb\n"
+
+
+def test_calls_a_factory_with_literal_arguments(flows: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main([f"{flows}:get_flow('#', times=3)"])
+    assert capsys.readouterr().out == "#aaa\n#bbb\n"
+
+
+def test_reports_what_it_cannot_find(flows: Path) -> None:
+    with pytest.raises(AttributeError, match="Failed to find attribute 'nope'"):
+        main([f"{flows}:nope"])
+    with pytest.raises(RuntimeError, match="A valid Bytewax dataflow was not obtained from"):
+        main([f"{flows}:not_a_flow"])
+    with pytest.raises(TypeError, match="could not be called with the specified arguments"):
+        main([f"{flows}:get_flow()"])
+    with pytest.raises(ValueError, match="Failed to parse arguments as literal values"):
+        main([f"{flows}:get_flow(prefix)"])
+    with pytest.raises(ImportError, match="Could not import 'no_such_module_here'"):
+        main(["no_such_module_here:flow"])
+
+
+@pytest.mark.in_process("recovery (run_main recovery_config)")
+def test_recovery_options_resume_where_the_last_run_stopped(
+    flows: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, recovery = tmp_path / "in.txt", tmp_path / "rec"
+    data.write_text("one\ntwo\n")
+    recovery.mkdir()
+    init_db_dir(recovery, 1)
+    args = [f"{flows}:lines({str(data)!r})", "-r", str(recovery), "-s", "0", "-b", "0"]
+    main(args)
+    assert capsys.readouterr().out == "one\ntwo\n"
+    with data.open("a") as f:
+        f.write("three\n")
+    main(args)
+    assert capsys.readouterr().out == "three\n"
+    with pytest.raises(SystemExit):  # recovery needs -s and -b, as in Bytewax
+        main([str(flows), "-r", str(recovery)])
+    assert "must be set" in capsys.readouterr().err
+
+
+def test_one_process_only(flows: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main([str(flows), "-w", "2", "-i", "0", "-a", "localhost:2101"])
+    assert capsys.readouterr().out == ">a\n>b\n"
+    with pytest.raises(NotImplementedError, match="one process"):
+        main([str(flows), "-i", "0", "-a", "localhost:2101;localhost:2102"])
+    with pytest.raises(SystemExit):
+        main([str(flows), "-i", "0"])
+
+
+def test_python_dash_m(flows: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "BYTEWAX_WORKERS_PER_PROCESS": "2"}
+    env.pop("FS_COMPAT_TARGET", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "fs_compat.bytewax.run", f"{flows}:get_flow('-')"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "-a\n-b\n"), done.stderr
+
+
+def test_python_dash_m_testing_runs_one_process(flows: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("FS_COMPAT_TARGET", None)
+
+    def testing(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "fs_compat.bytewax.testing", str(flows), *args]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+    done = testing("-w", "2", "-p", "1")
+    assert (done.returncode, done.stdout) == (0, ">a\n>b\n"), done.stderr
+    done = testing("-p", "2")
+    assert done.returncode != 0 and "NotImplementedError" in done.stderr
