@@ -12,46 +12,10 @@ from typing import Any
 from fs_compat.common import DeserializationSchema, SerializationSchema, Types
 from fs_compat.common.internal import create_row
 from fs_compat.execution import SourceReader
+from fs_compat.spark import with_kafka_connector
 
 from .._functions import SinkFunction
 from ._base import DeliveryGuarantee, Sink, SinkWriter, Source, SourcePlan, StreamWrite
-
-
-def kafka_package() -> str:
-    """The ``spark.jars.packages`` coordinate of Spark's Kafka connector for the running pyspark.
-
-    >>> kafka_package().startswith("org.apache.spark:spark-sql-kafka-0-10_2.13:")
-    True
-    """
-    import pyspark
-
-    return f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}"
-
-
-def _connector_missing(exc: BaseException) -> bool:
-    text = str(exc)
-    return "kafka" in text.lower() and (
-        "DATA_SOURCE_NOT_FOUND" in text
-        or "Failed to find data source" in text
-        or "Failed to find the data source" in text
-    )
-
-
-def with_kafka(what: str, action: Callable[[], Any]) -> Any:
-    """``action()``, which reads or writes with Spark's Kafka connector; when the connector is
-    missing, a RuntimeError naming the package to add."""
-    try:
-        return action()
-    except Exception as exc:
-        if _connector_missing(exc):
-            raise RuntimeError(
-                f"{what} needs Spark's Kafka connector, which pyspark does not bundle: start Spark with "
-                f"spark.jars.packages={kafka_package()} (e.g. Configuration().set_string("
-                f"'spark.jars.packages', '{kafka_package()}') and env.configure(...), or "
-                f"spark-submit --packages {kafka_package()})"
-            ) from exc
-        raise
-
 
 # ---- offsets -----------------------------------------------------------------------------------
 
@@ -161,7 +125,9 @@ class _KafkaReader(SourceReader):
 
     def dataframe(self, spark: Any) -> Any:
         reader = spark.readStream if self.unbounded else spark.read
-        return with_kafka("reading Kafka", lambda: reader.format("kafka").options(**self.options).load())
+        return with_kafka_connector(
+            "KafkaSource", lambda: reader.format("kafka").options(**self.options).load()
+        )
 
     def read_local(self) -> list[Any]:
         if self.unbounded:
@@ -526,7 +492,7 @@ class _KafkaWriter(SinkWriter):
         spark = spark_session()
         df = spark.createDataFrame(self._records, schema=_RECORD_TYPE.spark_type())
         self._records = []
-        with_kafka("writing Kafka", lambda: df.write.format("kafka").options(**self._options).save())
+        with_kafka_connector("KafkaSink", lambda: df.write.format("kafka").options(**self._options).save())
 
     def abort(self) -> None:
         self._records = []
@@ -550,7 +516,7 @@ def _stream_write(options: dict[str, str], record: Callable[[Any], tuple[Any, ..
         )
         if trigger:
             stream = stream.trigger(**trigger)
-        return with_kafka("writing Kafka", stream.start)
+        return with_kafka_connector("KafkaSink", stream.start)
 
     return StreamWrite(lambda v: create_row(["topic", "key", "value"], list(record(v))), _RECORD_TYPE, start)
 

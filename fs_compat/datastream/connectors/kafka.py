@@ -50,6 +50,8 @@ startingOffsets earliest
 subscribe in1,in2
 """
 
+from fs_compat.spark import kafka_package
+
 from ._kafka import (
     FlinkKafkaConsumer,
     FlinkKafkaProducer,
@@ -64,7 +66,6 @@ from ._kafka import (
     KafkaTopicPartition,
     KafkaTopicSelector,
     Semantic,
-    kafka_package,
 )
 
 __all__ = [
