@@ -15,11 +15,104 @@ if TYPE_CHECKING:  # a type only: the runtime sits above fs_compat.common
 
 
 class ExecutionConfig:
-    """The parts of Flink's ExecutionConfig that mean something here."""
+    """Flink's ExecutionConfig: the watermark interval and the job parameters mean something
+    here; the other settings PyFlink 2.3 can set (closure cleaner, object reuse, latency tracking,
+    task cancellation, auto-generated uids, snapshot compression) are kept with Flink's defaults
+    and have no effect."""
+
+    #: Flink's "use the default parallelism" marker.
+    PARALLELISM_DEFAULT = -1
+    #: Flink's "parallelism not known" marker.
+    PARALLELISM_UNKNOWN = -2
 
     def __init__(self) -> None:
         self._auto_watermark_interval = 200
         self._job_parameters: dict[str, str] = {}
+        self._closure_cleaner = True
+        self._object_reuse = False
+        self._latency_tracking_interval = 0
+        self._task_cancellation_interval = 30_000
+        self._task_cancellation_timeout = 180_000
+        self._auto_generated_uids = True
+        self._snapshot_compression = False
+
+    def enable_closure_cleaner(self) -> ExecutionConfig:
+        """Accepted and kept (functions are copied with cloudpickle)."""
+        self._closure_cleaner = True
+        return self
+
+    def disable_closure_cleaner(self) -> ExecutionConfig:
+        """Accepted and kept."""
+        self._closure_cleaner = False
+        return self
+
+    def is_closure_cleaner_enabled(self) -> bool:
+        """True unless disabled."""
+        return self._closure_cleaner
+
+    def enable_object_reuse(self) -> ExecutionConfig:
+        """Accepted and kept: each step gets the values its input step made, as with reuse."""
+        self._object_reuse = True
+        return self
+
+    def disable_object_reuse(self) -> ExecutionConfig:
+        """Accepted and kept."""
+        self._object_reuse = False
+        return self
+
+    def is_object_reuse_enabled(self) -> bool:
+        """False unless enabled."""
+        return self._object_reuse
+
+    def set_latency_tracking_interval(self, interval: int) -> ExecutionConfig:
+        """Accepted and kept (no latency markers here)."""
+        self._latency_tracking_interval = interval
+        return self
+
+    def get_latency_tracking_interval(self) -> int:
+        """The interval given (0 by default)."""
+        return self._latency_tracking_interval
+
+    def set_task_cancellation_interval(self, interval: int) -> ExecutionConfig:
+        """Accepted and kept."""
+        self._task_cancellation_interval = interval
+        return self
+
+    def get_task_cancellation_interval(self) -> int:
+        """The interval given (30 s by default)."""
+        return self._task_cancellation_interval
+
+    def set_task_cancellation_timeout(self, timeout: int) -> ExecutionConfig:
+        """Accepted and kept."""
+        self._task_cancellation_timeout = timeout
+        return self
+
+    def get_task_cancellation_timeout(self) -> int:
+        """The timeout given (180 s by default)."""
+        return self._task_cancellation_timeout
+
+    def enable_auto_generated_uids(self) -> ExecutionConfig:
+        """Accepted and kept."""
+        self._auto_generated_uids = True
+        return self
+
+    def disable_auto_generated_uids(self) -> ExecutionConfig:
+        """Accepted and kept (a step's ``uid`` only labels it here)."""
+        self._auto_generated_uids = False
+        return self
+
+    def has_auto_generated_uids_enabled(self) -> bool:
+        """True unless disabled."""
+        return self._auto_generated_uids
+
+    def set_use_snapshot_compression(self, use_snapshot_compression: bool) -> ExecutionConfig:
+        """Accepted and kept (Spark compresses its state store)."""
+        self._snapshot_compression = use_snapshot_compression
+        return self
+
+    def is_use_snapshot_compression(self) -> bool:
+        """False unless set."""
+        return self._snapshot_compression
 
     def set_auto_watermark_interval(self, interval: int) -> ExecutionConfig:
         """Accepted and kept: in-process, a watermark follows every record."""

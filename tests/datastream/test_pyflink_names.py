@@ -191,3 +191,19 @@ def test_job_level_names_of_common() -> None:
         JobClient(object())
     assert common.ExecutionConfig is datastream.ExecutionConfig
     assert common.JobExecutionResult is datastream.JobExecutionResult
+
+
+def test_execution_config_keeps_pyflinks_settings_with_their_defaults() -> None:
+    config = StreamExecutionEnvironment.get_execution_environment().get_config()
+    assert (config.is_closure_cleaner_enabled(), config.is_object_reuse_enabled()) == (True, False)
+    assert (config.get_task_cancellation_interval(), config.get_task_cancellation_timeout()) == (
+        30_000,
+        180_000,
+    )
+    assert config.enable_object_reuse() is config and config.is_object_reuse_enabled()
+    assert config.get_latency_tracking_interval() == 0
+    assert config.has_auto_generated_uids_enabled() and not config.is_use_snapshot_compression()
+    assert (common.ExecutionConfig.PARALLELISM_DEFAULT, common.ExecutionConfig.PARALLELISM_UNKNOWN) == (
+        -1,
+        -2,
+    )
