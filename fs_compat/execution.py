@@ -26,6 +26,7 @@ ValueError: execution.target must be 'local' or 'spark', got 'flink'
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -37,11 +38,14 @@ from fs_compat import runtime as _runtime
 
 __all__ = [
     "LOCAL",
+    "ReaderSourceNode",
     "SPARK",
     "SPARK_STREAMING",
+    "SourceReader",
     "TARGETS",
     "TARGET_ENV",
     "TARGET_KEY",
+    "bind_sources",
     "check_target",
     "default_settings",
     "job_defaults",
@@ -137,6 +141,44 @@ def resolve_target(
     return check_target(default)
 
 
+class SourceReader(abc.ABC):
+    """A source read through the target (a front end's file or Kafka connector): in this process
+    on ``local``, as a Spark DataFrame on ``spark``. Both give the same records: ``read_local``
+    returns the Rows the DataFrame's rows become (its field names, in order)."""
+
+    #: The source never ends: on Spark it is a streaming DataFrame.
+    unbounded: bool = False
+
+    @abc.abstractmethod
+    def read_local(self) -> list[Any]:
+        """The source's records, read in this process, as Rows like the DataFrame's."""
+
+    @abc.abstractmethod
+    def dataframe(self, spark: Any) -> Any:
+        """The source as a DataFrame of ``spark`` (a streaming one when ``unbounded``)."""
+
+
+@attrs.define(eq=False, getstate_setstate=False)  # ExternalSourceNode's: the handle stays
+class ReaderSourceNode(_runtime.ExternalSourceNode):
+    """An ExternalSourceNode whose records come from ``reader`` on the target the plan runs on
+    (``bind_sources``)."""
+
+    reader: SourceReader | None = attrs.field(default=None)
+
+
+def bind_sources(nodes: Sequence[_runtime.Node], target: str, spark: Callable[[], Any]) -> None:
+    """Read the plan's ``ReaderSourceNode`` sources for ``target``: on ``spark`` their ``handle``
+    becomes the reader's DataFrame (of the session ``spark()``), on ``local`` their ``items``
+    the records read in this process."""
+    for node in nodes:
+        if isinstance(node, ReaderSourceNode) and node.reader is not None:
+            if target == SPARK:
+                node.handle = node.reader.dataframe(spark())
+            else:
+                node.handle = None
+                node.items = node.reader.read_local()
+
+
 def run_plan(
     sinks: Sequence[_runtime.Node],
     config: _runtime.LocalConfig,
@@ -147,19 +189,32 @@ def run_plan(
     """Run the bounded plan that feeds ``sinks`` on ``target`` and return its summary
     (``job_name`` empty: the front end names the job). On ``spark`` the session is
     ``spark()`` (default: ``fs_compat.spark.spark_session()``); ``local`` reads the plan's
-    DataFrame sources on the driver first."""
+    DataFrame sources on the driver first. ``ReaderSourceNode`` sources are read for the target
+    (``bind_sources``)."""
     check_target(target)
+    session = spark if spark is not None else _default_session
+    bind_sources(_runtime.upstream_of(sinks), target, session)
     if target == SPARK:
-        from fs_compat.spark import run_batch, spark_session
+        from fs_compat.spark import run_batch
 
-        return run_batch(spark() if spark is not None else spark_session(), sinks, config)
-    external = [n for n in _runtime.upstream_of(sinks) if isinstance(n, _runtime.ExternalSourceNode)]
+        return run_batch(session(), sinks, config)
+    external = [
+        n
+        for n in _runtime.upstream_of(sinks)
+        if isinstance(n, _runtime.ExternalSourceNode) and n.handle is not None
+    ]
     if external:
         from fs_compat.spark import collect_items
 
         for node in external:
             node.items = collect_items(node)
     return _runtime.run_local_summarized(sinks, config)
+
+
+def _default_session() -> Any:
+    from fs_compat.spark import spark_session
+
+    return spark_session()
 
 
 def spark_dataframe(
@@ -177,6 +232,7 @@ def spark_dataframe(
     DataFrame, by default, the micro-batch's start time."""
     from fs_compat.spark import batch_dataframe, stream_dataframe
 
+    bind_sources(_runtime.upstream_of([node]), SPARK, lambda: spark)
     if any(isinstance(n, _runtime.ExternalSourceNode) and n.unbounded for n in _runtime.upstream_of([node])):
         return stream_dataframe(spark, node, tag, config, output_type, clock=clock)
     if clock is not None:

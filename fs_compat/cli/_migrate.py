@@ -53,24 +53,15 @@ _CHECKPOINTS = (
     "checkpoints are Spark Structured Streaming's: set checkpointLocation on the query "
     "(ds.to_dataframe().writeStream.option('checkpointLocation', ...)); state lives in Spark's state store"
 )
-_SERIALIZATION = (
-    "serialization schemas belong to Flink's connectors: read with Spark "
-    "(spark.readStream.format('kafka'), then CAST(value AS STRING) or from_json) and env.from_dataframe(df)"
-)
-_RESTARTS = (
-    "Spark retries failed tasks (spark.task.maxFailures); "
-    "a streaming query restarts from its checkpointLocation"
+_CONNECTORS = (
+    "this Flink connector is not ported (file, Kafka and number-sequence connectors are): read with "
+    "Spark (spark.read / spark.readStream) and env.from_dataframe(df); write with ds.to_dataframe() and "
+    "Spark's writers (jdbc, foreachBatch)"
 )
 _ASYNC = (
     "async I/O is not ported: call the service in a map/flat_map, "
     "or join with Spark before env.from_dataframe(df)"
 )
-_PARTITIONER = "custom partitioning is not supported: key_by(...) co-locates records by key"
-_SOURCE_FUNCTION = (
-    "user source functions are not ported: use env.from_collection(...), or read with Spark and "
-    "env.from_dataframe(df)"
-)
-_JOB_CLIENT = "execute_async is not supported: execute() runs the job to its end"
 #: Modules that are not ported, by their framework name (a prefix match: the longest entry that
 #: is the module or one of its parents wins), with what to use instead.
 MODULE_ADVICE: Mapping[str, str] = {
@@ -78,26 +69,28 @@ MODULE_ADVICE: Mapping[str, str] = {
         "the Table API and SQL are not ported: use Spark DataFrames / Spark SQL via "
         "env.from_dataframe(df) and ds.to_dataframe()"
     ),
-    "pyflink.datastream.connectors": (
-        "Flink connectors are not ported: read with Spark (spark.read / spark.readStream) and "
-        "env.from_dataframe(df); write with ds.to_dataframe() and Spark's writers "
-        "(parquet, Kafka, foreachBatch)"
-    ),
-    "pyflink.datastream.connectors.kafka": (
-        "read with Spark (spark.readStream.format('kafka')) and env.from_dataframe(df); write with "
-        "ds.to_dataframe().writeStream.format('kafka')"
-    ),
-    "pyflink.datastream.formats": (
-        "Flink formats are not ported: Spark's readers and writers handle formats "
-        "(spark.read.json/csv/parquet, from_json); then env.from_dataframe(df) / ds.to_dataframe()"
-    ),
-    "pyflink.common.serialization": _SERIALIZATION,
-    "pyflink.datastream.checkpoint_config": _CHECKPOINTS,
-    "pyflink.datastream.checkpoint_storage": _CHECKPOINTS,
-    "pyflink.datastream.checkpointing_mode": _CHECKPOINTS,
-    "pyflink.datastream.externalized_checkpoint_retention": _CHECKPOINTS,
-    "pyflink.datastream.state_backend": _CHECKPOINTS,
-    "pyflink.common.restart_strategy": _RESTARTS,
+    **{
+        f"pyflink.datastream.connectors.{name}": _CONNECTORS
+        for name in (
+            "cassandra",
+            "dynamic_kafka",
+            "elasticsearch",
+            "hybrid_source",
+            "jdbc",
+            "kinesis",
+            "pubsub",
+            "pulsar",
+            "rabbitmq",
+        )
+    },
+    **{
+        f"pyflink.datastream.formats.{name}": (
+            "this Flink format is not ported (the JSON and CSV row schemas are): Spark's readers and "
+            "writers handle it (spark.read.parquet/orc/format('avro')); then env.from_dataframe(df) / "
+            "ds.to_dataframe()"
+        )
+        for name in ("avro", "orc", "parquet")
+    },
     "pyflink.datastream.async_data_stream": _ASYNC,
     "pyflink.datastream.async_retry_predicates": _ASYNC,
     "pyflink.datastream.async_retry_strategies": _ASYNC,
@@ -113,52 +106,8 @@ MODULE_ADVICE: Mapping[str, str] = {
 #: Names that are not ported, by the framework module they come from, with what to use instead.
 NAME_ADVICE: Mapping[str, str] = {
     **{
-        f"pyflink.datastream.{name}": _CHECKPOINTS
-        for name in (
-            "CheckpointConfig",
-            "CheckpointStorage",
-            "CheckpointingMode",
-            "CustomCheckpointStorage",
-            "CustomStateBackend",
-            "EmbeddedRocksDBStateBackend",
-            "ExternalizedCheckpointRetention",
-            "FileSystemCheckpointStorage",
-            "HashMapStateBackend",
-            "JobManagerCheckpointStorage",
-            "MemorySize",
-            "PredefinedOptions",
-            "StateBackend",
-        )
-    },
-    **{
         f"pyflink.datastream.{name}": _ASYNC
         for name in ("AsyncDataStream", "AsyncFunction", "AsyncRetryPredicate", "AsyncRetryStrategy")
-    },
-    "pyflink.datastream.SourceFunction": _SOURCE_FUNCTION,
-    "pyflink.datastream.functions.SourceFunction": _SOURCE_FUNCTION,
-    "pyflink.datastream.Partitioner": _PARTITIONER,
-    "pyflink.datastream.functions.Partitioner": _PARTITIONER,
-    "pyflink.datastream.SlotSharingGroup": (
-        "slot sharing is Flink's scheduling: Spark places tasks itself (size executors with spark.* keys)"
-    ),
-    **{
-        f"pyflink.common.{name}": _SERIALIZATION
-        for name in (
-            "ByteArraySchema",
-            "DeserializationSchema",
-            "SerializationSchema",
-            "SimpleStringSchema",
-        )
-    },
-    "pyflink.common.Encoder": (
-        "encoders belong to Flink's file sinks: write with ds.to_dataframe() and Spark's writers "
-        "(df.write / df.writeStream with format 'text', 'json', 'parquet')"
-    ),
-    "pyflink.common.RestartStrategies": _RESTARTS,
-    "pyflink.common.RestartStrategyConfiguration": _RESTARTS,
-    **{
-        f"pyflink.common.{name}": _JOB_CLIENT
-        for name in ("CompletableFuture", "JobClient", "JobID", "JobStatus")
     },
 }
 
@@ -169,26 +118,12 @@ NAME_ADVICE: Mapping[str, str] = {
 METHOD_ADVICE: Mapping[str, tuple[str, str]] = {
     "add_source": (
         "StreamExecutionEnvironment.add_source",
-        "use env.from_collection(...), or read with Spark (spark.readStream.format('kafka')) and "
-        "env.from_dataframe(df)",
-    ),
-    "from_source": (
-        "StreamExecutionEnvironment.from_source",
-        "read with Spark (spark.readStream.format('kafka')) and env.from_dataframe(df), "
-        "or use env.from_collection(...)",
-    ),
-    "sink_to": (
-        "DataStream.sink_to",
-        "Flink sinks are not ported: use ds.to_dataframe() and Spark's writers "
-        "(parquet, Kafka, foreachBatch); add_sink(SinkFunction) works",
+        "source functions are not ported (FlinkKafkaConsumer is): use env.from_source(FileSource/"
+        "KafkaSource ...), env.from_collection(...), or read with Spark and env.from_dataframe(df)",
     ),
     "enable_checkpointing": (
         "StreamExecutionEnvironment.enable_checkpointing",
         "accepted and ignored; " + _CHECKPOINTS,
-    ),
-    "get_checkpoint_config": (
-        "StreamExecutionEnvironment.get_checkpoint_config",
-        "not defined; " + _CHECKPOINTS,
     ),
     "set_default_savepoint_directory": (
         "StreamExecutionEnvironment.set_default_savepoint_directory",

@@ -1,5 +1,6 @@
 """PyFlink's ``pyflink.common``: ``Types``/``TypeInformation``, ``Row``/``RowKind``, ``Time``,
-``Duration``, ``Instant``, ``Configuration`` and ``WatermarkStrategy``.
+``Duration``, ``Instant``, ``Configuration``, ``WatermarkStrategy`` and the serialization schemas
+(``SimpleStringSchema``, ``Encoder`` ...).
 
 >>> from fs_compat.common import Row, Types
 >>> info = Types.ROW([Types.STRING(), Types.INT()])
@@ -8,6 +9,21 @@ Row(f0='a', f1=1)
 """
 
 from ._configuration import Configuration
+from ._job import (
+    AssignerWithPeriodicWatermarksWrapper,
+    CompletableFuture,
+    ConfigOption,
+    ConfigOptions,
+    ExecutionConfig,
+    InputDependencyConstraint,
+    JobClient,
+    JobExecutionResult,
+    JobID,
+    JobStatus,
+    RestartStrategies,
+    RestartStrategyConfiguration,
+    TypeSerializer,
+)
 from ._row import Row, RowKind
 from ._time import Duration, Instant, Time
 from ._typeinfo import (
@@ -30,24 +46,48 @@ from ._typeinfo import (
     Types,
 )
 from ._watermark import TimestampAssigner, WatermarkStrategy
+from .serialization import (
+    ByteArraySchema,
+    DeserializationSchema,
+    Encoder,
+    SerializationSchema,
+    SimpleStringSchema,
+)
 
 __all__ = [
+    "AssignerWithPeriodicWatermarksWrapper",
     "BasicArrayTypeInfo",
     "BasicType",
     "BasicTypeInfo",
+    "ByteArraySchema",
+    "CompletableFuture",
+    "ConfigOption",
+    "ConfigOptions",
     "Configuration",
     "DateTypeInfo",
+    "DeserializationSchema",
     "Duration",
+    "Encoder",
+    "ExecutionConfig",
+    "InputDependencyConstraint",
     "Instant",
     "InstantTypeInfo",
+    "JobClient",
+    "JobExecutionResult",
+    "JobID",
+    "JobStatus",
     "ListTypeInfo",
     "MapTypeInfo",
     "ObjectArrayTypeInfo",
     "PickledBytesTypeInfo",
     "PrimitiveArrayTypeInfo",
+    "RestartStrategies",
+    "RestartStrategyConfiguration",
     "Row",
     "RowKind",
     "RowTypeInfo",
+    "SerializationSchema",
+    "SimpleStringSchema",
     "SqlTimeTypeInfo",
     "Time",
     "TimeTypeInfo",
@@ -55,6 +95,7 @@ __all__ = [
     "TimestampTypeInfo",
     "TupleTypeInfo",
     "TypeInformation",
+    "TypeSerializer",
     "Types",
     "WatermarkStrategy",
 ]

@@ -6,8 +6,23 @@
 [10, 20, 30]
 """
 
+from fs_compat.common._job import ExecutionConfig, JobExecutionResult
 from fs_compat.runtime import TimeDomain, TimerService
 
+from ._checkpointing import (
+    CheckpointConfig,
+    CheckpointingMode,
+    CheckpointStorage,
+    CustomCheckpointStorage,
+    CustomStateBackend,
+    EmbeddedRocksDBStateBackend,
+    ExternalizedCheckpointRetention,
+    FileSystemCheckpointStorage,
+    HashMapStateBackend,
+    JobManagerCheckpointStorage,
+    PredefinedOptions,
+    StateBackend,
+)
 from ._data_stream import (
     BroadcastConnectedStream,
     BroadcastStream,
@@ -15,8 +30,6 @@ from ._data_stream import (
     ConnectedStreams,
     DataStream,
     DataStreamSink,
-    ExecutionConfig,
-    JobExecutionResult,
     KeyedStream,
     RuntimeExecutionMode,
     StreamExecutionEnvironment,
@@ -36,10 +49,12 @@ from ._functions import (
     KeyedProcessFunction,
     KeySelector,
     MapFunction,
+    Partitioner,
     ProcessFunction,
     ReduceFunction,
     RuntimeContext,
     SinkFunction,
+    SourceFunction,
 )
 from ._window import (
     CountWindow,
@@ -60,6 +75,7 @@ from ._window_functions import (
 )
 from ._window_stream import AllWindowedStream, WindowedStream
 from .output_tag import OutputTag
+from .slot_sharing_group import MemorySize, SlotSharingGroup
 
 __all__ = [
     "AggregateFunction",
@@ -68,20 +84,30 @@ __all__ = [
     "BroadcastConnectedStream",
     "BroadcastProcessFunction",
     "BroadcastStream",
+    "CheckpointConfig",
+    "CheckpointStorage",
+    "CheckpointingMode",
     "CloseableIterator",
     "CoFlatMapFunction",
     "CoMapFunction",
     "CoProcessFunction",
     "ConnectedStreams",
     "CountWindow",
+    "CustomCheckpointStorage",
+    "CustomStateBackend",
     "DataStream",
     "DataStreamSink",
+    "EmbeddedRocksDBStateBackend",
     "ExecutionConfig",
+    "ExternalizedCheckpointRetention",
+    "FileSystemCheckpointStorage",
     "FilterFunction",
     "FlatMapFunction",
     "Function",
     "GlobalWindow",
+    "HashMapStateBackend",
     "JobExecutionResult",
+    "JobManagerCheckpointStorage",
     "KeySelector",
     "KeyedBroadcastProcessFunction",
     "KeyedCoProcessFunction",
@@ -89,8 +115,11 @@ __all__ = [
     "KeyedStateStore",
     "KeyedStream",
     "MapFunction",
+    "MemorySize",
     "MergingWindowAssigner",
     "OutputTag",
+    "Partitioner",
+    "PredefinedOptions",
     "ProcessAllWindowFunction",
     "ProcessFunction",
     "ProcessWindowFunction",
@@ -98,6 +127,9 @@ __all__ = [
     "RuntimeContext",
     "RuntimeExecutionMode",
     "SinkFunction",
+    "SlotSharingGroup",
+    "SourceFunction",
+    "StateBackend",
     "StreamExecutionEnvironment",
     "TimeCharacteristic",
     "TimeDomain",

@@ -6,7 +6,6 @@ from __future__ import annotations
 import enum
 import os
 import sys
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
 import attrs
 from typing_extensions import TypeVar
 
+from fs_compat.common._job import ExecutionConfig, JobExecutionResult
 from fs_compat.common.internal import DeclaredTypeError, conformer, exact_class
 from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, spark_dataframe
 from fs_compat.runtime import (
@@ -33,7 +33,8 @@ from fs_compat.runtime import (
 )
 
 from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
-from ._format import java_str
+from ._checkpointing import CheckpointConfig, CheckpointingMode
+from ._format import value_text
 from ._functions import (
     BroadcastProcessFunction,
     CoFlatMapFunction,
@@ -60,6 +61,8 @@ if TYPE_CHECKING:
     from ._descriptors import MapStateDescriptor
     from ._window import WindowAssigner
     from ._window_stream import AllWindowedStream, WindowedStream
+    from .connectors._base import Sink, SinkWriter, Source
+    from .slot_sharing_group import SlotSharingGroup
 
 T2 = TypeVar("T2", default=Any)
 K = TypeVar("K", default=Any)
@@ -182,6 +185,7 @@ class DataStream(Generic[T]):
         self._node = node
         self._output_type = output_type
         self._side_tag = side_tag
+        self._slot_sharing_group: str | SlotSharingGroup | None = None
 
     # Plumbing.
     def _edge(self) -> Edge:
@@ -265,8 +269,10 @@ class DataStream(Generic[T]):
         self._node.parallelism = 1
         return self
 
-    def slot_sharing_group(self, slot_sharing_group: str) -> DataStream[T]:
-        """Accepted and ignored: Spark schedules tasks, there are no task slots."""
+    def slot_sharing_group(self, slot_sharing_group: str | SlotSharingGroup) -> DataStream[T]:
+        """Accepted and kept as a no-op hint (a name or a ``SlotSharingGroup``): Spark schedules
+        tasks, there are no task slots."""
+        self._slot_sharing_group = slot_sharing_group
         return self
 
     def set_description(self, description: str) -> DataStream[T]:
@@ -443,25 +449,54 @@ class DataStream(Generic[T]):
         return DataStream(self._env, self._node, output_tag.type_info, side_tag=output_tag.tag_id)
 
     def add_sink(self, sink_func: SinkFunction[T]) -> DataStreamSink:
-        """Hand every value to ``sink_func.invoke`` when the job runs."""
+        """Hand every value to ``sink_func.invoke`` when the job runs; the legacy connector
+        sinks (``StreamingFileSink``, ``FlinkKafkaProducer``) write as ``sink_to`` does."""
+        if _is_connector_sink(sink_func):
+            return self._sink_through(sink_func, "Sink: Unnamed")
         return self._env._add_sink(SinkNode("Sink", [self._edge()], consume=sink_func.invoke))
 
-    def sink_to(self, sink: SinkFunction[T]) -> DataStreamSink:
-        """As ``add_sink`` for a SinkFunction; PyFlink's connector sinks are not supported
-        (NotImplementedError): use ``to_dataframe()`` and Spark's writers."""
+    def sink_to(self, sink: Sink | SinkFunction[T]) -> DataStreamSink:
+        """Write every value with a connector sink (``FileSink``, ``KafkaSink``:
+        ``fs_compat.datastream.connectors``); a SinkFunction as ``add_sink``."""
+        if _is_connector_sink(sink):
+            return self._sink_through(sink, "Sink: Writer")
         if isinstance(sink, SinkFunction):
             return self.add_sink(sink)
         raise _unsupported(
             f"DataStream.sink_to({type(sink).__name__})",
-            "use ds.to_dataframe() and Spark's writers (parquet, Kafka, foreachBatch)",
+            "use FileSink or KafkaSink (fs_compat.datastream.connectors), or ds.to_dataframe() and "
+            "Spark's writers (parquet, Kafka, foreachBatch)",
         )
+
+    def _sink_through(self, sink: Any, name: str) -> DataStreamSink:
+        """A connector sink: bounded jobs hand every value to its writer (on the driver), which
+        commits when the job succeeded; unbounded ones write through Spark (``_stream_write``)."""
+        output_type = self._output_type
+        writer = sink._writer(output_type)
+        node = SinkNode(name, [self._edge()], consume=writer.write)
+        return self._env._add_connector_sink(node, sink, writer, self)
+
+    def _stateless_map(
+        self, name: str, fn: Callable[[Any], Any], output_type: Any, *, flat: bool = False
+    ) -> DataStream[Any]:
+        """A step of fs-compat's own (decoding a source's records, encoding a sink's): one
+        output per value (``flat``: the values ``fn`` returns), no state, so an engine may run it
+        wherever the records are."""
+        template = _Lambda(fn, "flat_map" if flat else "map")
+        handler = _h_flat_map if flat else h_map
+
+        def factory() -> FunctionOperator:
+            return FunctionOperator(template, handler)
+
+        node = OperatorNode(name, [self._edge()], operator_factory=factory, stateless=True)
+        return DataStream(self._env, node, output_type)
 
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
         """Print every value (prefixed with ``sink_identifier> ``) when the job runs."""
         prefix = f"{sink_identifier}> " if sink_identifier else ""
         # PyFlink prints pickled values (no declared output type) with Python's ``str`` and
         # values of a declared type as Flink's Java side shows them.
-        show = str if _is_pickled(self._output_type) else java_str
+        show = value_text(self._output_type)
 
         def emit(value: Any) -> None:
             print(prefix + show(value))
@@ -530,11 +565,49 @@ class DataStream(Generic[T]):
 
 _NO_REPARTITION = "Cannot override partitioning for KeyedStream."
 
+#: The setting that picks the trigger of the streaming queries ``execute()`` starts.
+_TRIGGER_KEY = "fs_compat.streaming.trigger"
 
-def _is_pickled(type_info: Any) -> bool:
-    from fs_compat.common import Types
 
-    return type_info is None or type_info == Types.PICKLED_BYTE_ARRAY()
+def _trigger(value: str) -> dict[str, Any]:
+    """The ``DataStreamWriter.trigger`` arguments for the ``fs_compat.streaming.trigger``
+    setting: ``available-now`` (process what is there, then stop), or none (Spark's default)."""
+    if not value:
+        return {}
+    if value == "available-now":
+        return {"availableNow": True}
+    raise ValueError(f"{_TRIGGER_KEY} must be 'available-now' or unset, got {value!r}")
+
+
+def _checkpoint_folders(sinks: Sequence[SinkNode]) -> list[str]:
+    """The checkpoint folder of each sink's streaming query: its uid, else its name, with what
+    is not a letter, digit, ``.``, ``_`` or ``-`` replaced by ``_``; a name used again gets
+    ``-2``, ``-3`` ... in program order, so a restarted job finds its queries' checkpoints.
+
+    >>> sinks = [SinkNode("Sink: Writer"), SinkNode("Sink: Writer", uid="out"), SinkNode("Sink: Writer")]
+    >>> _checkpoint_folders(sinks)
+    ['Sink__Writer', 'out', 'Sink__Writer-2']
+    """
+    import re
+
+    folders: list[str] = []
+    for node in sinks:
+        base = re.sub(r"[^A-Za-z0-9._-]", "_", node.uid or node.name)
+        folder, n = base, 1
+        while folder in folders:
+            n += 1
+            folder = f"{base}-{n}"
+        folders.append(folder)
+    return folders
+
+
+def _is_connector_sink(sink: object) -> bool:
+    """A sink of ``fs_compat.datastream.connectors`` (it writes through ``_writer``)."""
+    from .connectors._base import Sink
+    from .connectors._file_system import StreamingFileSink
+    from .connectors._kafka import FlinkKafkaProducer
+
+    return isinstance(sink, (Sink, StreamingFileSink, FlinkKafkaProducer))
 
 
 class KeyedStream(DataStream[T], Generic[T, K]):
@@ -935,8 +1008,9 @@ class DataStreamSink:
         """Accepted and ignored."""
         return self
 
-    def slot_sharing_group(self, slot_sharing_group: str) -> DataStreamSink:
-        """Accepted and ignored: Spark schedules tasks, there are no task slots."""
+    def slot_sharing_group(self, slot_sharing_group: str | SlotSharingGroup) -> DataStreamSink:
+        """Accepted and ignored (a name or a ``SlotSharingGroup``): Spark schedules tasks, there
+        are no task slots."""
         return self
 
     def disable_chaining(self) -> DataStreamSink:
@@ -973,92 +1047,6 @@ class CloseableIterator(Iterator[T]):
         self.close()
 
 
-class ExecutionConfig:
-    """The parts of Flink's ExecutionConfig that mean something here."""
-
-    def __init__(self) -> None:
-        self._auto_watermark_interval = 200
-        self._job_parameters: dict[str, str] = {}
-
-    def set_auto_watermark_interval(self, interval: int) -> ExecutionConfig:
-        """Accepted and kept: in-process, a watermark follows every record."""
-        # In-process, a watermark follows every record: deterministic, and never later than Flink's.
-        self._auto_watermark_interval = interval
-        return self
-
-    def get_auto_watermark_interval(self) -> int:
-        """The interval given to ``set_auto_watermark_interval`` (ms; 200 by default)."""
-        return self._auto_watermark_interval
-
-    def set_global_job_parameters(self, global_job_parameters_dict: dict[str, str]) -> ExecutionConfig:
-        """Parameters every function reads with ``RuntimeContext.get_job_parameter``."""
-        self._job_parameters = dict(global_job_parameters_dict)
-        return self
-
-    def get_global_job_parameters(self) -> dict[str, str]:
-        """A copy of the job parameters."""
-        return dict(self._job_parameters)
-
-
-class JobID:
-    """A job's id (PyFlink's ``JobID``): 32 hex digits, new for every job."""
-
-    def __init__(self, hex_id: str) -> None:
-        self._hex = hex_id
-
-    def __str__(self) -> str:
-        return self._hex
-
-    def __repr__(self) -> str:
-        return f"JobID({self._hex!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, JobID) and other._hex == self._hex
-
-    def __hash__(self) -> int:
-        return hash(self._hex)
-
-
-class JobExecutionResult:
-    """What ``env.execute()`` returns: the job's id and net runtime, as in PyFlink, and (an
-    fs-compat extension) its summary, ``get_job_summary()``: records in and out per step, the
-    keyed state each step holds at the end, wall time."""
-
-    def __init__(self, job_name: str, summary: JobSummary | None = None) -> None:
-        self._job_name = job_name
-        self._summary = summary
-        self._job_id = JobID(uuid.uuid4().hex)
-
-    def get_job_name(self) -> str:
-        """The name given to ``execute``."""
-        return self._job_name
-
-    def get_job_id(self) -> JobID:
-        """The job's id, new for every run."""
-        return self._job_id
-
-    def get_net_runtime(self) -> int:
-        """The job's wall time in milliseconds."""
-        return 0 if self._summary is None else round(self._summary.wall_time_s * 1000)
-
-    def get_accumulator_result(self, accumulator_name: str) -> object:
-        """None: Python jobs have no Flink accumulators (see ``get_job_summary`` for counts)."""
-        return self.get_all_accumulator_results().get(accumulator_name)
-
-    def get_all_accumulator_results(self) -> dict[str, object]:
-        """Empty: Python jobs have no Flink accumulators (see ``get_job_summary`` for counts)."""
-        return {}
-
-    def get_job_summary(self) -> JobSummary | None:
-        """fs-compat extension: what the job did per step (``fs_compat.runtime.JobSummary``:
-        ``steps`` with ``records_in``, ``records_out``, ``state_keys``, ``state_bytes``;
-        ``wall_time_s``; ``render()`` for a table)."""
-        return self._summary
-
-    def __str__(self) -> str:
-        return f"JobExecutionResult(job_name={self._job_name!r}, job_id={self._job_id})"
-
-
 class StreamExecutionEnvironment:
     """Builds and runs jobs. ``execution.target`` (or ``FS_COMPAT_TARGET``) picks where: ``spark``
     (the default) runs on Spark, ``local`` runs in this process."""
@@ -1072,6 +1060,10 @@ class StreamExecutionEnvironment:
         self._sinks: list[SinkNode] = []
         self._clock: Callable[[], int] | None = None
         self._python_files: list[str] = []
+        self._slot_sharing_groups: dict[str, SlotSharingGroup] = {}
+        self._checkpoint_config = CheckpointConfig()
+        #: Connector sinks by their SinkNode's id: the sink, its bounded writer, its input stream.
+        self._connector_sinks: dict[int, tuple[Any, SinkWriter, DataStream[Any]]] = {}
         defaults = job_defaults()
         if defaults:
             self._apply(defaults)
@@ -1123,6 +1115,12 @@ class StreamExecutionEnvironment:
     def set_runtime_mode(self, execution_mode: RuntimeExecutionMode) -> StreamExecutionEnvironment:
         """STREAMING (every rolling result) or BATCH (final results, one key at a time)."""
         self._mode = execution_mode
+        return self
+
+    def register_slot_sharing_group(self, slot_sharing_group: SlotSharingGroup) -> StreamExecutionEnvironment:
+        """Accepted and kept as a no-op hint: Spark schedules tasks, there are no task slots
+        (``fs_compat.datastream.slot_sharing_group``)."""
+        self._slot_sharing_groups[slot_sharing_group.get_name()] = slot_sharing_group
         return self
 
     def set_stream_time_characteristic(self, characteristic: TimeCharacteristic) -> None:
@@ -1179,18 +1177,40 @@ class StreamExecutionEnvironment:
 
     def from_source(
         self,
-        source: object,
+        source: Source,
         watermark_strategy: WatermarkStrategy,
         source_name: str,
         type_info: TypeInformation[Any] | None = None,
     ) -> DataStream[Any]:
-        """Not supported (raises NotImplementedError): read with Spark and use
-        ``from_dataframe``, or ``from_collection``."""
-        raise _unsupported(
-            "StreamExecutionEnvironment.from_source",
-            "read with Spark and use "
-            "env.from_collection(...) (or, with the Spark adapter, env.from_dataframe(df))",
-        )
+        """A stream of the records of a connector source (``FileSource``, ``KafkaSource``,
+        ``NumberSequenceSource``: ``fs_compat.datastream.connectors``), read in this process on
+        the ``local`` target and with Spark's readers on ``spark``; timestamps and watermarks
+        from ``watermark_strategy`` (none with ``WatermarkStrategy.no_watermarks()``).
+        ``type_info`` declares the records' type where the source does not."""
+        from .connectors._base import Source
+
+        if not isinstance(source, Source):
+            raise _unsupported(
+                "StreamExecutionEnvironment.from_source",
+                f"{type(source).__name__} is no connector source: use FileSource, KafkaSource or "
+                "NumberSequenceSource (fs_compat.datastream.connectors), or read with Spark and "
+                "env.from_dataframe(df)",
+            )
+        return self._read_source(source, watermark_strategy, source_name, type_info)
+
+    def _read_source(
+        self, source: Any, watermark_strategy: WatermarkStrategy | None, name: str, type_info: Any
+    ) -> DataStream[Any]:
+        from fs_compat.execution import ReaderSourceNode
+
+        plan = source._source_plan(type_info)
+        node = ReaderSourceNode(name, reader=plan.reader, unbounded=plan.reader.unbounded)
+        ds: DataStream[Any] = DataStream(self, node, plan.output_type if plan.decode is None else None)
+        if plan.decode is not None:
+            ds = ds._stateless_map(f"{name}: Records", plan.decode, plan.output_type, flat=True)
+        if watermark_strategy is not None and watermark_strategy.max_out_of_orderness_ms is not None:
+            ds = ds.assign_timestamps_and_watermarks(watermark_strategy)
+        return ds
 
     def add_source(
         self,
@@ -1198,12 +1218,27 @@ class StreamExecutionEnvironment:
         source_name: str = "Custom Source",
         type_info: TypeInformation[Any] | None = None,
     ) -> DataStream[Any]:
-        """Not supported (raises NotImplementedError): use ``from_collection``."""
-        raise _unsupported("StreamExecutionEnvironment.add_source", "use env.from_collection(...)")
+        """The legacy form of ``from_source`` for Flink's source functions
+        (``FlinkKafkaConsumer``); other source functions are not supported
+        (NotImplementedError): use ``from_collection`` or ``from_source``."""
+        from .connectors._base import Source
+
+        if isinstance(source_func, Source):
+            return self._read_source(source_func, None, source_name, type_info)
+        raise _unsupported(
+            "StreamExecutionEnvironment.add_source",
+            "use env.from_collection(...), or env.from_source(FileSource/KafkaSource ...)",
+        )
 
     def _add_sink(self, node: SinkNode) -> DataStreamSink:
         self._sinks.append(node)
         return DataStreamSink(node)
+
+    def _add_connector_sink(
+        self, node: SinkNode, sink: Any, writer: SinkWriter, stream: DataStream[Any]
+    ) -> DataStreamSink:
+        self._connector_sinks[node.id] = (sink, writer, stream)
+        return self._add_sink(node)
 
     def _take_sinks(self) -> list[SinkNode]:
         sinks, self._sinks = self._sinks, []
@@ -1242,7 +1277,15 @@ class StreamExecutionEnvironment:
                     "this job reads a streaming DataFrame, which never ends: start it with "
                     "ds.to_dataframe().writeStream...start() instead of execute()/execute_and_collect()"
                 )
-        summary = run_plan(sinks, self._runtime_config(), target=target, spark=self._spark)
+        writers = [self._connector_sinks.pop(s.id)[1] for s in sinks if s.id in self._connector_sinks]
+        try:
+            summary = run_plan(sinks, self._runtime_config(), target=target, spark=self._spark)
+        except BaseException:
+            for writer in writers:
+                writer.abort()
+            raise
+        for writer in writers:
+            writer.finish()
         summary = attrs.evolve(summary, job_name=job_name)
         publish(summary)
         return summary
@@ -1262,11 +1305,33 @@ class StreamExecutionEnvironment:
         rows = list(zip(*(cols[name] for name in out.names), strict=True))
         return spark.createDataFrame(rows, schema=out.schema)
 
-    def enable_checkpointing(self, interval: int, mode: object = None) -> StreamExecutionEnvironment:
-        """Accepted: in-process runs need no checkpoints; on Spark, streaming queries checkpoint
-        to their ``checkpointLocation``."""
-        self._checkpoint_interval = interval
+    def enable_checkpointing(
+        self, interval: int, mode: CheckpointingMode | None = None
+    ) -> StreamExecutionEnvironment:
+        """Accepted and kept (``get_checkpoint_config()``): in-process runs need no checkpoints;
+        on Spark, streaming queries checkpoint at every micro-batch to their checkpoint location
+        (``execution.checkpointing.dir``)."""
+        self._checkpoint_config.set_checkpoint_interval(interval)
+        if mode is not None:
+            self._checkpoint_config.set_checkpointing_mode(mode)
         return self
+
+    def get_checkpoint_config(self) -> CheckpointConfig:
+        """The checkpoint settings (``fs_compat.datastream.checkpoint_config``): kept, no effect
+        on results."""
+        return self._checkpoint_config
+
+    def get_checkpoint_interval(self) -> int:
+        """The checkpoint interval in ms (-1: checkpointing off)."""
+        return self._checkpoint_config.get_checkpoint_interval()
+
+    def get_checkpointing_mode(self) -> CheckpointingMode:
+        """The checkpointing mode (``AT_LEAST_ONCE`` while checkpointing is off, as in Flink 2)."""
+        return self._checkpoint_config.get_checkpointing_mode()
+
+    def get_checkpointing_consistency_mode(self) -> CheckpointingMode:
+        """The checkpointing mode (Flink 2's name for ``get_checkpointing_mode``)."""
+        return self.get_checkpointing_mode()
 
     def get_execution_plan(self) -> str:
         """Not supported (raises NotImplementedError): there is no JVM job graph."""
@@ -1285,10 +1350,59 @@ class StreamExecutionEnvironment:
         raise _unsupported("StreamExecutionEnvironment.add_classpaths", "use Spark's --jars")
 
     def execute(self, job_name: str | None = None) -> JobExecutionResult:
-        """Run the job that feeds the sinks added so far (``print``, ``add_sink``) and return its
-        result."""
+        """Run the job that feeds the sinks added so far (``print``, ``add_sink``, ``sink_to``)
+        and return its result. A job reading an unbounded connector source
+        (``monitor_continuously``, Kafka) whose sinks are connector sinks runs as Spark
+        Structured Streaming queries, one per sink, until they stop (see ``_execute_streaming``)."""
         sinks = self._take_sinks()
         if not sinks:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute.")
         name = job_name or "Flink Streaming Job"
+        if any(isinstance(n, ExternalSourceNode) and n.unbounded for n in upstream_of(sinks)):
+            return self._execute_streaming(sinks, name)
         return JobExecutionResult(name, self._run(sinks, name))
+
+    def _execute_streaming(self, sinks: Sequence[SinkNode], job_name: str) -> JobExecutionResult:
+        """Start one Structured Streaming query per connector sink and wait until they stop.
+
+        Each query checkpoints to ``<dir>/<sink uid or name>`` (``_checkpoint_folders``), where
+        ``<dir>`` is the configured ``execution.checkpointing.dir`` (Flink's key; ``state.checkpoints.dir`` is
+        read too), else a new temporary directory (a restart then starts over). The setting
+        ``fs_compat.streaming.trigger`` = ``available-now`` makes the queries process what is
+        there and stop (tests, catch-up runs); otherwise they run until stopped, with Spark's
+        default trigger (a micro-batch as soon as the previous one ended)."""
+        import tempfile
+
+        plain = [s for s in sinks if s.id not in self._connector_sinks]
+        if plain:
+            raise ValueError(
+                f"this job reads an unbounded source (a streaming query), and sink {plain[0].name!r} "
+                "needs the job to end: write with a connector sink (ds.sink_to(FileSink/KafkaSink ...)), "
+                "or start ds.to_dataframe().writeStream...start() yourself"
+            )
+        if self._target() != SPARK:
+            raise NotImplementedError(
+                "a job reading an unbounded source (FileSource.monitor_continuously, Kafka) runs as Spark "
+                "Structured Streaming queries: run it on the spark target (execution.target=spark), or "
+                "read a bounded source (process_static_file_set(), KafkaSource set_bounded(...))"
+            )
+        spark = self._spark()
+        config = self._runtime_config()
+        base = (
+            self._settings.get("execution.checkpointing.dir")
+            or self._settings.get("state.checkpoints.dir")
+            or tempfile.mkdtemp(prefix="fs-compat-checkpoints-")
+        )
+        base = base.removeprefix("file://")
+        trigger = _trigger(self._settings.get(_TRIGGER_KEY, ""))
+        queries = []
+        for node, folder in zip(sinks, _checkpoint_folders(sinks), strict=True):
+            sink, _writer, stream = self._connector_sinks.pop(node.id)
+            write = sink._stream_write(stream._output_type)
+            records = stream._stateless_map(f"{node.name}: Records", write.encode, write.record_type)
+            df = spark_dataframe(spark, records._node, None, config, write.record_type, clock=self._clock)
+            query = write.start(df, os.path.join(base, folder), trigger)
+            queries.append(query)
+        for query in queries:
+            query.awaitTermination()
+        return JobExecutionResult(job_name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -65,3 +66,19 @@ def _java_double(v: float) -> str:
     text = "".join(map(str, digits))
     mantissa = text[0] + "." + (text[1:] or "0")
     return ("-" if sign else "") + f"{mantissa}E{len(digits) + exp - 1}"
+
+
+def value_text(type_info: Any) -> Callable[[Any], str]:
+    """How ``print()`` and text sinks show the values of a stream of ``type_info``: pickled
+    values (no declared type) with Python's ``str``, values of a declared type as Flink's Java
+    side shows them (``java_str``), as PyFlink does.
+
+    >>> from fs_compat.common import Row, Types
+    >>> value_text(None)(("a", 1)), value_text(Types.ROW([Types.STRING(), Types.INT()]))(Row("a", 1))
+    ("('a', 1)", '+I[a, 1]')
+    """
+    from fs_compat.common import Types
+
+    if type_info is None or type_info == Types.PICKLED_BYTE_ARRAY():
+        return str
+    return java_str

@@ -200,6 +200,29 @@ class SinkFunction(Function, Generic[IN]):
         """Receive one value of the stream."""
 
 
+class SourceFunction(Function):
+    """A Java source function (PyFlink wraps one; Python sources are not PyFlink's): not
+    supported (raises NotImplementedError when made). Read with ``env.from_source``
+    (``FileSource``, ``KafkaSource``, ``NumberSequenceSource``), ``env.from_collection`` or
+    ``env.from_dataframe``; ``FlinkKafkaConsumer`` works with ``env.add_source``."""
+
+    def __init__(self, source_func: Any = None) -> None:
+        raise NotImplementedError(
+            "SourceFunction wraps a Java source function, and there is no JVM here; use "
+            "env.from_source(FileSource/KafkaSource/NumberSequenceSource ...), env.from_collection(...) "
+            "or env.from_dataframe(df)"
+        )
+
+
+class Partitioner(Function, Generic[K]):
+    """Picks the partition of a key (``DataStream.partition_custom``, which is not supported:
+    ``key_by`` co-locates records by key)."""
+
+    @abc.abstractmethod
+    def partition(self, key: K, num_partitions: int) -> int:
+        """The partition (0 <= p < num_partitions) of ``key``."""
+
+
 # Contexts. -----------------------------------------------------------------------------------
 
 

@@ -14,10 +14,12 @@ from ._functions import (
     KeyedProcessFunction,
     KeySelector,
     MapFunction,
+    Partitioner,
     ProcessFunction,
     ReduceFunction,
     RuntimeContext,
     SinkFunction,
+    SourceFunction,
 )
 from ._window_functions import (
     AllWindowFunction,
@@ -45,6 +47,7 @@ __all__ = [
     "KeyedProcessFunction",
     "KeyedStateStore",
     "MapFunction",
+    "Partitioner",
     "PassThroughAllWindowFunction",
     "PassThroughWindowFunction",
     "ProcessAllWindowFunction",
@@ -53,5 +56,6 @@ __all__ = [
     "ReduceFunction",
     "RuntimeContext",
     "SinkFunction",
+    "SourceFunction",
     "WindowFunction",
 ]

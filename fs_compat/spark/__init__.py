@@ -10,6 +10,7 @@ names.
 from ._batch import batch_dataframe, collect_items, run_batch
 from ._convert import OutputColumns, row_type_of, type_info_of
 from ._events import watermark_column
+from ._kafka import kafka_package, with_kafka_connector
 from ._session import EMBEDDED_DEFAULTS, ship_python_files, spark_session
 from ._stream import StreamPlanError, stream_dataframe
 
@@ -19,6 +20,7 @@ __all__ = [
     "StreamPlanError",
     "batch_dataframe",
     "collect_items",
+    "kafka_package",
     "row_type_of",
     "run_batch",
     "ship_python_files",
@@ -26,4 +28,5 @@ __all__ = [
     "stream_dataframe",
     "type_info_of",
     "watermark_column",
+    "with_kafka_connector",
 ]

@@ -176,9 +176,9 @@ def test_unknown_name_is_a_finding_on_its_import_line() -> None:
 
 
 def test_name_fs_compat_has_elsewhere_says_where() -> None:
-    result = migrate_source("from pyflink.common import JobExecutionResult, Types\n", "job.py")
+    result = migrate_source("from pyflink.common import OutputTag, Types\n", "job.py")
     assert [str(f) for f in result.findings] == [
-        "job.py:1: pyflink.common.JobExecutionResult — fs_compat.common has no JobExecutionResult; "
+        "job.py:1: pyflink.common.OutputTag — fs_compat.common has no OutputTag; "
         "import it from fs_compat.datastream"
     ]
 
@@ -200,18 +200,22 @@ def test_table_api_is_a_finding_once() -> None:
 def test_missing_module_gets_the_advice_of_its_closest_table_entry() -> None:
     source = (
         "import pyflink.table.expressions as expr\n"
-        "from pyflink.datastream.connectors.kafka import KafkaSource\n"
-        "from pyflink.datastream.connectors.file_system import FileSink\n"
+        "from pyflink.datastream.connectors.jdbc import JdbcSink\n"
+        "from pyflink.datastream.connectors.pulsar.source import PulsarSource\n"
         "from bytewax.connectors.kafka.serde import PlainAvroSerializer\n"
     )
     findings = migrate_source(source, "job.py").findings
     assert [(f.line, f.name, f.advice) for f in findings] == [
         (1, "pyflink.table.expressions", MODULE_ADVICE["pyflink.table"]),
-        (2, "pyflink.datastream.connectors.kafka", MODULE_ADVICE["pyflink.datastream.connectors.kafka"]),
-        (3, "pyflink.datastream.connectors.file_system", MODULE_ADVICE["pyflink.datastream.connectors"]),
+        (2, "pyflink.datastream.connectors.jdbc", MODULE_ADVICE["pyflink.datastream.connectors.jdbc"]),
+        (
+            3,
+            "pyflink.datastream.connectors.pulsar.source",
+            MODULE_ADVICE["pyflink.datastream.connectors.pulsar"],
+        ),
         (4, "bytewax.connectors.kafka.serde", MODULE_ADVICE["bytewax.connectors.kafka.serde"]),
     ]
-    assert "spark.readStream.format('kafka')" in findings[1].advice
+    assert "env.from_dataframe(df)" in findings[1].advice
     assert "fs_compat.bytewax.spark.DataFrameSource(df)" in findings[3].advice
 
 
@@ -222,8 +226,9 @@ def test_known_unsupported_method_calls_are_findings_with_their_advice() -> None
         "env.enable_checkpointing(1000)\n"
         "ds = env.add_source(MySource())\n"
         "ds.map(lambda x: x) \\\n"
-        "    .sink_to(my_sink)\n"
+        "    .partition_custom(my_partitioner, my_key)\n"
         "ds.add_sink(MySinkFunction())\n"  # supported: no finding
+        "ds.sink_to(my_sink)\n"  # supported (connector sinks): no finding
     )
     findings = migrate_source(source, "job.py").findings
     assert [str(f) for f in findings] == [
@@ -231,10 +236,10 @@ def test_known_unsupported_method_calls_are_findings_with_their_advice() -> None
         "Spark Structured Streaming's: set checkpointLocation on the query "
         "(ds.to_dataframe().writeStream.option('checkpointLocation', ...)); "
         "state lives in Spark's state store",
-        "job.py:4: StreamExecutionEnvironment.add_source — use env.from_collection(...), "
-        "or read with Spark (spark.readStream.format('kafka')) and env.from_dataframe(df)",
-        "job.py:6: DataStream.sink_to — Flink sinks are not ported: use ds.to_dataframe() "
-        "and Spark's writers (parquet, Kafka, foreachBatch); add_sink(SinkFunction) works",
+        "job.py:4: StreamExecutionEnvironment.add_source — source functions are not ported "
+        "(FlinkKafkaConsumer is): use env.from_source(FileSource/KafkaSource ...), "
+        "env.from_collection(...), or read with Spark and env.from_dataframe(df)",
+        "job.py:6: DataStream.partition_custom — use key_by(...) to co-locate records by key",
     ]
 
 
@@ -252,7 +257,7 @@ def test_attributes_read_through_imported_modules_and_classes_are_checked() -> N
         "s = op.no_such_operator('x', s)\n"
         "t = Types.STRING()\n"
         "u = Types.NO_SUCH_TYPE()\n"
-        "m = pyflink.datastream.CheckpointingMode.EXACTLY_ONCE\n"
+        "m = pyflink.datastream.AsyncDataStream.unordered_wait\n"
         "def step(op):\n"
         "    return op.anything\n"  # a parameter, not the module
     )
@@ -262,8 +267,7 @@ def test_attributes_read_through_imported_modules_and_classes_are_checked() -> N
         "see migration_guide/bytewax.md for what fs-compat supports",
         "job.py:7: pyflink.common.Types.NO_SUCH_TYPE — fs_compat.common.Types has no NO_SUCH_TYPE; "
         "see migration_guide/pyflink.md for what fs-compat supports",
-        "job.py:8: pyflink.datastream.CheckpointingMode — "
-        + NAME_ADVICE["pyflink.datastream.CheckpointingMode"],
+        "job.py:8: pyflink.datastream.AsyncDataStream — " + NAME_ADVICE["pyflink.datastream.AsyncDataStream"],
     ]
 
 

@@ -41,6 +41,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
+from fs_compat.spark import kafka_package
+from fs_compat.spark import with_kafka_connector as _with_connector
+
 from ..._on_spark import SparkReadSource as _SparkReadSource
 from ..._on_spark import SparkWriteSink as _SparkWriteSink
 
@@ -188,39 +191,6 @@ def _client_options(brokers: Iterable[str], add_config: Mapping[str, str] | None
 def _check_iterable(name: str, value: Any) -> None:
     if isinstance(value, str):
         raise TypeError(f"{name} must be an iterable and not a string")
-
-
-def _spark_version() -> str:
-    import pyspark
-
-    return str(pyspark.__version__)
-
-
-def kafka_package() -> str:
-    """The ``spark.jars.packages`` coordinate of Spark's Kafka connector for the running pyspark."""
-    return f"org.apache.spark:spark-sql-kafka-0-10_2.13:{_spark_version()}"
-
-
-def _missing_connector(exc: Exception) -> bool:
-    condition = getattr(exc, "getCondition", None)
-    if callable(condition) and condition() == "KAFKA_DATA_SOURCE_NOT_ENABLED":
-        return True
-    return "Failed to find data source: kafka" in str(exc)
-
-
-def _with_connector(what: str, action: Callable[[], Any]) -> Any:
-    """``action()``, Spark's missing Kafka connector turned into an error naming the package."""
-    try:
-        return action()
-    except Exception as exc:
-        if not _missing_connector(exc):
-            raise
-        raise RuntimeError(
-            f"{what}: Spark's Kafka connector is not in this Spark session; pyspark does not bundle it. "
-            f"Add spark.jars.packages={kafka_package()} when the session starts "
-            "(SparkSession.builder.config('spark.jars.packages', ...), spark-submit --packages ..., or "
-            "PYSPARK_SUBMIT_ARGS='--packages ... pyspark-shell')"
-        ) from exc
 
 
 _ON_SPARK = (
