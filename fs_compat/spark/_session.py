@@ -110,8 +110,8 @@ def default_parallelism(spark: Any) -> int:
     if session_id not in _parallelism:
         from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
-        row = spark.range(0, 1 << 16).select(F.max(F.spark_partition_id())).first()
-        _parallelism[session_id] = int(row[0]) + 1
+        ids = spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p")).distinct()
+        _parallelism[session_id] = max(1, int(ids.count()))
     return _parallelism[session_id]
 
 

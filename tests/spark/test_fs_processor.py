@@ -196,7 +196,7 @@ def test_checkpoints_and_watermarks_reach_the_processor_per_micro_batch(tmp_path
     first = _start(spark, source, checkpoint, sink, Hooks, watermark=True, key_column=None)
     _write(spark, source, "3", [b"d", b"e"], 9000)
     second = _start(spark, source, checkpoint, sink, Hooks, watermark=True, key_column=None)
-    batch_ids = [p["batchId"] for p in first + second if p["numInputRows"]]
+    batch_ids = [p["batchId"] for p in first + second if p.numInputRows]  # (summed over sources)
     assert batch_ids == [0, 1, 2]
     out = _sink(spark, sink)
     # One checkpoint per micro-batch, with its id and the count so far (continued after the

@@ -6,12 +6,11 @@ in-process target; a user's own ``flat_map_batch`` is not marked and keeps its s
 
 from __future__ import annotations
 
-import contextlib
-import io
 from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from plans import optimized_plan
 
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax._on_spark import _clone
@@ -77,17 +76,8 @@ def test_leading_stateless_steps_give_what_the_in_process_target_gives() -> None
     assert {k: v[-1] for k, v in _per_key(got).items()} == {k: v[-1] for k, v in _per_key(expected).items()}
 
 
-def _optimized_plan(df: Any) -> str:
-    """``df``'s optimized logical plan, from ``explain`` (public, so also over Spark Connect)."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        df.explain(mode="extended")
-    text = out.getvalue()
-    return text[text.index("== Optimized Logical Plan ==") : text.index("== Physical Plan ==")]
-
-
 def _shuffles(stream: Stream[Any]) -> int:
-    plan = _optimized_plan(to_dataframe(stream, OUT, parallelism=2))
+    plan = optimized_plan(to_dataframe(stream, OUT, parallelism=2))
     return int(plan.count("RepartitionByExpression"))
 
 
