@@ -46,6 +46,14 @@ def spark_session(settings: Mapping[str, str] | None = None) -> Any:
     active = SparkSession.getActiveSession()
     if active is not None:
         _check_master(spark_master(active), settings)
+        wanted = (settings or {}).get("spark.remote")
+        if wanted and not is_connect(active):
+            raise ValueError(
+                f"spark.remote is set to {wanted!r} (from the configuration), but "
+                "this process already has an active classic SparkSession, and PySpark cannot open a "
+                "Spark Connect session beside it; stop it (spark.stop()) first, or drop spark.remote "
+                "to run on it"
+            )
         return active
     remote = remote_url(settings)
     launched = "PYSPARK_GATEWAY_PORT" in os.environ
