@@ -34,6 +34,16 @@ SERVER_CONF: Mapping[str, str] = {
 }
 
 
+#: What PySpark's Connect client puts in (or reads from) the environment: a child process that
+#: must start a classic session of its own (a cluster job, the demo, a server) goes without them.
+CONNECT_VARIABLES = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
+
+
+def classic_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without ``CONNECT_VARIABLES``."""
+    return {k: v for k, v in environ.items() if k not in CONNECT_VARIABLES}
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))
@@ -61,12 +71,11 @@ class ConnectServer:
         """Start the server and wait until it accepts connections (failing with its log when it
         exits or does not within ``START_DEADLINE_S``)."""
         env = {
-            **os.environ,
+            **classic_env(os.environ),  # the server is the classic side
             "SPARK_HOME": SPARK_HOME,
             "SPARK_LOCAL_IP": HOST,
             "PYSPARK_PYTHON": sys.executable,
         }
-        env.pop("SPARK_REMOTE", None)  # the server is the classic side
         args = [SPARK_SUBMIT, "--class", SERVER_CLASS, "--master", self.master]
         for key, value in self.conf.items():
             args += ["--conf", f"{key}={value}"]

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from connect_server import ConnectServer, classic_env
 
 from fs_compat.cli import main
 
@@ -48,8 +49,6 @@ def connect_url(spark_connect: str | None, tmp_path_factory: pytest.TempPathFact
     if spark_connect is not None:
         yield spark_connect
         return
-    from connect_server import ConnectServer
-
     server = ConnectServer("local[2]", tmp_path_factory.mktemp("connect-cli"))
     server.start()
     try:
@@ -64,7 +63,7 @@ def test_run_remote_runs_the_job_over_spark_connect_without_java(connect_url: st
     (tmp_path / "job.py").write_text(JOB)
     empty = tmp_path / "empty-bin"
     empty.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_REMOTE", "FS_COMPAT_TARGET")}
+    env = {k: v for k, v in classic_env(os.environ).items() if k not in ("JAVA_HOME", "FS_COMPAT_TARGET")}
     env["PATH"] = str(empty)  # no java: a thin client
     done = subprocess.run(
         [sys.executable, "-m", "fs_compat.cli", "run", "--remote", connect_url, "job.py"],

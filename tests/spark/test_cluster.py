@@ -24,6 +24,7 @@ from typing import Any
 import cluster_job
 import pyspark
 import pytest
+from connect_server import ConnectServer, classic_env
 
 from fs_compat.common import Configuration
 
@@ -60,7 +61,7 @@ class Cluster:
         self.worker_json: list[str] = []
         self.procs: list[tuple[subprocess.Popen[bytes], Path]] = []
         self.env = {
-            **os.environ,
+            **classic_env(os.environ),  # (the suite may run over Spark Connect)
             "SPARK_HOME": SPARK_HOME,
             "SPARK_LOCAL_IP": HOST,
             "SPARK_LOG_DIR": str(tmp / "logs"),
@@ -174,10 +175,10 @@ def _expected() -> list[tuple[Any, ...]]:
 
 def _run_job(cluster: Cluster, tmp_path: Path, *args: str, logs: Callable[[], str] | None = None) -> Any:
     """Run ``cluster_job.py ARGS`` in a child process; its report (results, master, app id)."""
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    env = {**classic_env(os.environ), "PYSPARK_PYTHON": sys.executable}  # (the suite may run over Connect)
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
     env["SPARK_LOCAL_IP"] = HOST
     env.pop("FS_COMPAT_TARGET", None)  # the job's Configuration picks the target
-    env.pop("SPARK_REMOTE", None)  # (set when the suite runs over Spark Connect)
     more = (lambda: cluster.logs() + "\n" + logs()) if logs is not None else cluster.logs
     try:
         child = subprocess.run(
@@ -231,8 +232,6 @@ def test_keyed_job_over_a_connect_server_on_the_cluster_matches_local(
     """The same job from a Spark Connect client: the Connect server is the cluster's application
     (its driver), started on the cluster's master with the application's settings; the job runs
     in a child process that only knows the server's ``sc://`` URL."""
-    from connect_server import ConnectServer
-
     expected = _expected()
     java = {"spark.driver.extraJavaOptions": JVM_OPTS, "spark.executor.extraJavaOptions": JVM_OPTS}
     server = ConnectServer(cluster.url, tmp_path / "connect", conf={**cluster_job.APP_SETTINGS, **java})
