@@ -129,9 +129,10 @@ def session_conf(
     """The settings a session started here gets: the embedded defaults, then the ``spark.*``
     keys of ``settings``. Under ``spark-submit`` or the ``pyspark`` shell (``launched_by_spark``)
     their ``--master`` and ``--conf`` settings stand, so the embedded defaults do not apply.
-    A session of a running Connect server (``remote`` ``sc://...``) has the server's master and
-    static settings: of the defaults only the SQL ones apply, and ``spark.master`` and
-    ``spark.remote`` are not session settings.
+    Over Spark Connect (``remote``) ``spark.master`` and ``spark.remote`` are not session
+    settings (the server has its master; PySpark refuses both at once), and a running server's
+    session (``sc://...``) has the server's static settings: of the defaults only the SQL ones
+    apply.
 
     >>> session_conf({"spark.master": "local[2]", "parallelism.default": "2"}, False)["spark.master"]
     'local[2]'
@@ -139,12 +140,15 @@ def session_conf(
     False
     >>> sorted(session_conf({"spark.remote": "sc://h:1"}, False, remote="sc://h:1"))
     ['spark.sql.shuffle.partitions']
+    >>> "spark.master" in session_conf({"spark.master": "local[2]"}, False, remote="local[2]")
+    False
     """
     conf = {} if launched_by_spark else dict(EMBEDDED_DEFAULTS)
     conf.update({k: v for k, v in (settings or {}).items() if k.startswith("spark.")})
     conf.pop("spark.remote", None)
-    if remote is not None and remote.startswith("sc://"):
+    if remote is not None:  # the server's master (for ``local[N]``: the URL), checked once connected
         conf.pop("spark.master", None)
+    if remote is not None and remote.startswith("sc://"):
         for key in EMBEDDED_DEFAULTS:
             if not key.startswith("spark.sql.") and key not in (settings or {}):
                 conf.pop(key, None)
