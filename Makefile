@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench bench-bytewax lint typecheck unit venv clean
+.PHONY: test demo bench bench-bytewax lint typecheck unit unit-connect venv clean
 
 # Real Bytewax 0.21.1, for bench/w1.py's comparison: a scratch venv outside the repository.
 BYTEWAX_VENV ?= $(HOME)/.cache/fs-compat-bench/bytewax-0.21.1
@@ -32,7 +32,12 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q
 
-test: lint typecheck unit
+# The Spark tests again, over Spark Connect: a pytest process of its own (a process cannot hold a
+# classic session and a Connect one), against a Connect server on local[2] (tests/conftest.py).
+unit-connect: $(STAMP)
+	FS_COMPAT_TEST_CONNECT=1 $(VENV)/bin/pytest -q -m spark
+
+test: lint typecheck unit unit-connect
 
 demo: $(STAMP)
 	$(PY) -m fs_compat.demo

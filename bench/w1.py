@@ -29,6 +29,13 @@ the output (a scalar, a tuple, a ``Row``) and the function (``MapFunction``,
     .venv/bin/python bench/w1.py                                  # the full run
     .venv/bin/python bench/w1.py --events 200000 --repeat 1       # a quick look
     .venv/bin/python bench/w1.py --only spark --shapes w1,bytewax # the earlier Spark comparison
+    .venv/bin/python bench/w1.py --only spark --shapes w1 --connect   # + the w1 shape over Connect
+
+- Spark Connect: ``--remote URL`` runs the Spark matrix over that Connect server (``sc://...``, or
+  ``local[2]`` for a server in the process) instead of a classic local[2] session. ``--connect``
+  runs, after the classic matrix, the ``w1`` shape again over Spark Connect (``--remote
+  local[2]``, in a child process: a process cannot hold both kinds of session) and prints its
+  rate beside the classic one.
 """
 
 from __future__ import annotations
@@ -748,6 +755,41 @@ def bytewax_line(args: argparse.Namespace, ours: float) -> str:
     )
 
 
+#: How a ``--remote`` run reports the ``w1`` shape's rate to the ``--connect`` run that started it.
+CONNECT_RATE = "W1-CONNECT-RATE "
+
+
+def connect_line(args: argparse.Namespace, classic: float | None) -> str:
+    """The ``w1`` shape over Spark Connect (``--remote local[2]``, a child process with this
+    run's sizes), beside ``classic``, its rate on the classic session of this run."""
+    command = [
+        sys.executable,
+        __file__,
+        "--only",
+        "spark",
+        "--shapes",
+        "w1",
+        "--remote",
+        "local[2]",
+        *("--events", str(args.events), "--keys", str(args.keys), "--repeat", str(args.repeat)),
+        *("--warmup-events", str(args.warmup_events), "--state", args.state),
+        *(("--check-events", str(args.check_events)) if args.check_events else ()),
+    ]
+    print("spark connect: the w1 shape over Spark Connect (local[2]), in a child process ...", flush=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    found = [line for line in done.stdout.splitlines() if line.startswith(CONNECT_RATE)]
+    if done.returncode != 0 or not found:
+        return f"W1 over Spark Connect: the run failed (exit {done.returncode}):\n{done.stderr[-2000:]}"
+    rate = float(found[-1][len(CONNECT_RATE) :])
+    if classic is None:
+        return f"W1 (w1 shape) over Spark Connect local[2]: {rate:,.0f} ev/s"
+    return (
+        f"W1 (w1 shape) on Spark local[2]: classic session {classic:,.0f} ev/s, over Spark Connect "
+        f"{rate:,.0f} ev/s = {rate / classic:.2f} of classic"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -769,6 +811,12 @@ def main() -> None:
         "--check-events",
         type=int,
         help="events of the (untimed) output check on Spark (default: --events; each job runs again)",
+    )
+    parser.add_argument("--remote", help="run the Spark matrix over this Spark Connect server instead")
+    parser.add_argument(
+        "--connect",
+        action="store_true",
+        help="also run the w1 shape over Spark Connect (local[2], a child process) and print both rates",
     )
     parser.add_argument(
         "--bytewax-python",
@@ -801,6 +849,7 @@ def main() -> None:
     rows = in_process(args) if args.only != "spark" else []
     table: list[str] = []
     bytewax = None
+    connect = None
     if args.only != "local":
         import pyspark
         from pyspark import cloudpickle
@@ -809,10 +858,20 @@ def main() -> None:
 
         cloudpickle.register_pickle_by_value(w1_bytewax)  # Spark's workers do not import bench/
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        spark = spark_session({"spark.master": "local[2]", "spark.ui.showConsoleProgress": "false"})
-        print(f"Spark {pyspark.__version__}, master {spark.sparkContext.master}", flush=True)
+        from fs_compat.spark import spark_master
+
+        settings = {"spark.master": "local[2]", "spark.ui.showConsoleProgress": "false"}
+        if args.remote:
+            settings["spark.remote"] = args.remote
+        spark = spark_session(settings)
+        over = f" over Spark Connect ({args.remote})" if args.remote else ""
+        print(f"Spark {pyspark.__version__}, master {spark_master(spark)}{over}", flush=True)
         rates = on_spark(spark, args, shapes)
+        if args.remote and SHAPE_NAMES["w1"] in shapes:
+            print(f"{CONNECT_RATE}{rates['w1', 'ours']:.0f}", flush=True)
         table = matrix_table(shapes, rates)
+        if args.connect and not args.remote:
+            connect = connect_line(args, rates.get(("w1", "ours")))
         if SHAPE_NAMES["bytewax"] in shapes:
             bytewax = bytewax_line(args, rates["bytewax", "ours"])
         else:
@@ -834,6 +893,9 @@ def main() -> None:
     if bytewax:
         print()
         print(bytewax)
+    if connect:
+        print()
+        print(connect)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Suite-wide settings, applied at import time (before any test module is collected)."""
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -8,6 +10,9 @@ import pytest
 # explicitly: the Spark tests set ``execution.target=spark`` through ``env.configure(...)``, which
 # wins over this variable; everything else runs in-process, which keeps the suite fast.
 os.environ.setdefault("FS_COMPAT_TARGET", "local")
+
+#: ``FS_COMPAT_TEST_CONNECT=1``: the Spark tests run over Spark Connect (``spark_connect``).
+CONNECT_ENV = "FS_COMPAT_TEST_CONNECT"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -24,3 +29,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             raise pytest.UsageError(f"{item.nodeid}: in_process takes one reason string")
         if spark:
             item.add_marker(pytest.mark.skip(reason=f"in-process only: {reason}"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
+    """With ``FS_COMPAT_TEST_CONNECT=1``, every Spark test runs over Spark Connect: a Connect
+    server on ``local[2]`` (``connect_server``) starts once for the session, ``SPARK_REMOTE``
+    points at it, so ``spark_session()`` gives a Connect session, and the server stops at the
+    end. ``SPARK_REMOTE`` already set: that server is used as it is. Yields the URL (None: the
+    suite's classic local session).
+
+    A process cannot hold a classic session and a local Connect session at once (PySpark's
+    builder refuses a second kind), so the Connect run is a pytest process of its own (see the
+    Makefile's ``test-connect``)."""
+    if os.environ.get(CONNECT_ENV, "") in ("", "0"):
+        yield None
+        return
+    remote = os.environ.get("SPARK_REMOTE")
+    server = None
+    if not remote:
+        from connect_server import ConnectServer
+
+        server = ConnectServer("local[2]", Path(tmp_path_factory.mktemp("connect-server")))
+        server.start()
+        remote = os.environ["SPARK_REMOTE"] = server.url
+    from fs_compat.spark import is_connect, spark_session
+
+    spark = spark_session()
+    assert is_connect(spark), f"{CONNECT_ENV}=1, but spark_session() is a classic session"
+    try:
+        yield remote
+    finally:
+        spark.stop()
+        if server is not None:
+            os.environ.pop("SPARK_REMOTE", None)
+            server.stop()

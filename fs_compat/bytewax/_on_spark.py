@@ -321,7 +321,9 @@ def to_dataframe(
     nodes = _clone(stream.flow(), [stream._node])
     spark = _spark_for(nodes.values())
     if parallelism is None:
-        parallelism = max(1, int(spark.sparkContext.defaultParallelism))
+        from fs_compat.spark import default_parallelism
+
+        parallelism = default_parallelism(spark)
     elif not isinstance(parallelism, int) or parallelism < 1:
         raise ValueError(f"parallelism must be a positive int; got {parallelism!r}")
     clock = None if now_getter is None else _MsClock(now_getter)

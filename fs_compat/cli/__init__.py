@@ -4,12 +4,15 @@
     fs-compat migrate jobs/            # the diff and the report; --write applies it
     fs-compat run --conf spark.executor.memory=2g job.py --input data.csv
     fs-compat run --target local job.py
+    fs-compat run --remote sc://spark-host:15002 job.py     # over Spark Connect
     fs-compat demo
 
 ``run``'s own options come before the job's file; everything after it is the job's arguments
 (``sys.argv`` is ``[FILE, *ARGS]``, as with ``python FILE ARGS``). The target is ``--target``,
-else ``--conf execution.target=...``, else ``spark`` when ``--master`` is given, else the
-``FS_COMPAT_TARGET`` environment variable, else ``spark``.
+else ``--conf execution.target=...``, else ``spark`` when ``--master`` or ``--remote`` is given, else
+the ``FS_COMPAT_TARGET`` environment variable, else ``spark``. ``--remote URL`` runs the job over
+Spark Connect (as ``SPARK_REMOTE`` does): ``sc://host:port``, or ``local[N]`` for a Connect server
+in this process.
 
 ``python -m fs_compat.cli`` is the same command. Every error the command detects itself (a
 missing file, a syntax error in the job, no Java, a malformed option) is one line on stderr and
@@ -59,12 +62,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _migrate_command(args.paths, write=args.write, out=sys.stdout, err=sys.stderr)
         if args.command == "run":
             return _run_command(
-                args.job, args.args, target=args.target, master=args.master, conf_items=args.conf
+                args.job,
+                args.args,
+                target=args.target,
+                master=args.master,
+                remote=args.remote,
+                conf_items=args.conf,
             )
-        return _demo_command(master=args.master)
+        return _demo_command(master=args.master, remote=args.remote)
     except _CommandError as exc:
         print(f"fs-compat {args.command}: {exc}", file=sys.stderr)
         return _USAGE_ERROR
+
+
+_REMOTE_HELP = (
+    "run over Spark Connect: the server's URL, e.g. sc://host:15002, or local[N] for a Connect server in "
+    "this process (default: $SPARK_REMOTE, else a classic session)"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -91,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
             "Run a ported job (a Python file) as `python JOB.py ARGS...` would, on Spark or in this process, "
             "with a summary at the end. fs-compat's options come before JOB.py; the arguments after it are "
             "the job's (sys.argv). Target: --target, else --conf execution.target=..., else spark when "
-            "--master is given, else $FS_COMPAT_TARGET, else spark."
+            "--master or --remote is given, else $FS_COMPAT_TARGET, else spark."
         ),
     )
     run.add_argument("job", metavar="JOB.py", help="the job's Python file")
@@ -102,6 +116,7 @@ def _parser() -> argparse.ArgumentParser:
         help="where the job runs (default: $FS_COMPAT_TARGET, else spark)",
     )
     run.add_argument("--master", help="Spark master URL, e.g. spark://host:7077 (default: embedded local[*])")
+    run.add_argument("--remote", help=_REMOTE_HELP)
     run.add_argument(
         "--conf",
         action="append",
@@ -115,6 +130,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Run Flink's fraud-detection walkthrough, ported by its imports, on Spark.",
     )
     demo.add_argument("--master", help="Spark master URL (default: embedded local[*])")
+    demo.add_argument("--remote", help=_REMOTE_HELP)
     return parser
 
 
@@ -205,7 +221,12 @@ def _java_problem() -> str | None:
     )
 
 
-def _check_java() -> None:
+def _check_java(conf: Mapping[str, str] | None = None) -> None:
+    """A usage error when Spark needs a JVM here and there is none: not over a Spark Connect
+    server elsewhere (``sc://`` in ``conf``'s ``spark.remote`` or ``SPARK_REMOTE``)."""
+    remote = (conf or {}).get("spark.remote") or os.environ.get("SPARK_REMOTE") or ""
+    if remote.startswith("sc://"):
+        return
     problem = _java_problem()
     if problem is not None:
         raise _CommandError(problem)
@@ -236,23 +257,44 @@ def _check_job(job: str) -> Path:
 
 def _run_target(target: str | None, master: str | None, conf: Mapping[str, str]) -> str:
     """Where ``run`` runs the job: ``--target``, else ``--conf execution.target``, else spark
-    when ``--master`` is given, else ``FS_COMPAT_TARGET``, else spark."""
+    when ``--master`` (here ``master``) or ``--remote`` (``spark.remote`` in ``conf``) is
+    given, else ``FS_COMPAT_TARGET``, else spark."""
     from fs_compat.execution import SPARK, TARGET_KEY, resolve_target
 
     try:
-        if target is None and master is not None and not conf.get(TARGET_KEY):
+        spark_asked = master is not None or bool(conf.get("spark.remote"))
+        if target is None and spark_asked and not conf.get(TARGET_KEY):
             return SPARK
         return resolve_target(target, conf, default=SPARK)
     except (ValueError, NotImplementedError) as exc:
         raise _CommandError(str(exc)) from None
 
 
+def _remote_conf(conf: dict[str, str], master: str | None, remote: str | None) -> dict[str, str]:
+    """``conf`` with ``--remote`` as ``spark.remote``; with ``--master`` too, a usage error (a
+    Spark Connect server runs jobs on its own master)."""
+    if remote is None:
+        return conf
+    if master is not None:
+        raise _CommandError(
+            f"--master {master} and --remote {remote} exclude each other: a Spark Connect server runs jobs "
+            "on the master it was started with; drop --master, or --remote to start a session here"
+        )
+    return {**conf, "spark.remote": remote}
+
+
 def _run_command(
-    job: str, args: Sequence[str], *, target: str | None, master: str | None, conf_items: Sequence[str]
+    job: str,
+    args: Sequence[str],
+    *,
+    target: str | None,
+    master: str | None,
+    remote: str | None = None,
+    conf_items: Sequence[str],
 ) -> int:
     from fs_compat.execution import SPARK, TARGET_KEY
 
-    conf = _parse_conf(conf_items)
+    conf = _remote_conf(_parse_conf(conf_items), master, remote)
     conf[TARGET_KEY] = _run_target(target, master, conf)
     try:
         path = _check_job(job)
@@ -260,14 +302,15 @@ def _run_command(
         print(exc, file=sys.stderr)
         return _USAGE_ERROR
     if conf[TARGET_KEY] == SPARK:
-        _check_java()
+        _check_java(conf)
     from fs_compat.cli._run import run_job
 
     return run_job(path, master=master, conf=conf, args=args, argv0=job)
 
 
-def _demo_command(*, master: str | None) -> int:
-    _check_java()
+def _demo_command(*, master: str | None, remote: str | None = None) -> int:
+    conf = _remote_conf({}, master, remote)
+    _check_java(conf)
     from fs_compat.demo import main as demo_main
 
-    return demo_main(master=master)
+    return demo_main(master=master, remote=remote)

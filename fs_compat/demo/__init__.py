@@ -68,15 +68,21 @@ class DemoResult:
 
 
 def run_demo(
-    *, target: str = SPARK, master: str | None = None, sample: list[Row] | None = None
+    *,
+    target: str = SPARK,
+    master: str | None = None,
+    remote: str | None = None,
+    sample: list[Row] | None = None,
 ) -> DemoResult:
     """Run the fraud-detection job over ``sample`` (default: the bundled one) on ``target``
     (``spark`` or ``local``: ``fs_compat.execution.TARGETS``), with processing time driven by
-    the transactions' timestamps."""
+    the transactions' timestamps; ``remote``: over that Spark Connect server."""
     config = Configuration()
     config.set_string(TARGET_KEY, check_target(target))
     if master is not None:
         config.set_string("spark.master", master)
+    if remote is not None:
+        config.set_string("spark.remote", remote)
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(1)
     env.set_processing_time_clock(RecordTimeClock())
@@ -92,13 +98,13 @@ def run_demo(
     return DemoResult(alerts, summary)
 
 
-def main(*, master: str | None = None) -> int:
-    """Run the demo on Spark (the embedded session, or ``master``); print the alerts and the
-    summary. Returns the exit status."""
+def main(*, master: str | None = None, remote: str | None = None) -> int:
+    """Run the demo on Spark (the embedded session, or ``master``, or over the Spark Connect
+    server ``remote``); print the alerts and the summary. Returns the exit status."""
     sample = load_sample()
     accounts = len({t.account_id for t in sample})
     print(f"Fraud detection over {len(sample):,} transactions of {accounts} accounts, on Spark", flush=True)
-    result = run_demo(master=master, sample=sample)
+    result = run_demo(master=master, remote=remote, sample=sample)
     for alert in result.alerts:
         print(alert)
     print(f"{len(result.alerts)} alerts")

@@ -236,7 +236,10 @@ def run_processor(
     spark = df.sparkSession
     source = ExternalSourceNode("DataFrame Source", handle=df, unbounded=bool(df.isStreaming))
     node = _step(source, layout, processor, config, watermarks)
-    cfg = _config(layout, parallelism, spark.sparkContext.defaultParallelism, max_parallelism)
+    from fs_compat.spark import default_parallelism
+
+    default = default_parallelism(spark) if parallelism is None else parallelism
+    cfg = _config(layout, parallelism, default, max_parallelism)
     return spark_dataframe(spark, node, None, cfg, output_type(watermarks))
 
 

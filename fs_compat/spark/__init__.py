@@ -11,7 +11,15 @@ from ._batch import batch_dataframe, collect_items, run_batch
 from ._convert import OutputColumns, row_type_of, type_info_of
 from ._events import watermark_column
 from ._kafka import kafka_package, with_kafka_connector
-from ._session import EMBEDDED_DEFAULTS, ship_python_files, spark_session
+from ._session import (
+    EMBEDDED_DEFAULTS,
+    default_parallelism,
+    is_connect,
+    remote_url,
+    ship_python_files,
+    spark_master,
+    spark_session,
+)
 from ._stream import StreamPlanError, stream_dataframe
 
 __all__ = [
@@ -20,10 +28,14 @@ __all__ = [
     "StreamPlanError",
     "batch_dataframe",
     "collect_items",
+    "default_parallelism",
+    "is_connect",
     "kafka_package",
+    "remote_url",
     "row_type_of",
     "run_batch",
     "ship_python_files",
+    "spark_master",
     "spark_session",
     "stream_dataframe",
     "type_info_of",

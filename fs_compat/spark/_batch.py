@@ -49,7 +49,7 @@ from fs_compat.runtime import (
 
 from ._chain import Prechain, chained, prechained
 from ._convert import OutputColumns, RowReader, dumps
-from ._counters import counting, step_tally
+from ._counters import counting, observed, step_tally
 from ._events import (
     COLUMNAR,
     FIELDS,
@@ -63,6 +63,7 @@ from ._events import (
 )
 from ._routing import RoutePass, direct_route, key_fields, subtask_partition
 from ._run_pass import RunPass
+from ._session import spark_master
 from ._ship import check_shippable, ship_user_code
 from ._worker import worker_pass
 
@@ -188,6 +189,8 @@ def _stage(
             df = df.mapInArrow(route, spark_schema(ROUTED))
         routed = df if routed is None else routed.unionByName(df)
     assert routed is not None
+    if prechain is not None and prechain.tally is not None:
+        routed = observed(routed, drop=True)
     # Spark partition i holds subtask i only: with ``key_cols``, ``seq`` alone orders it.
     order = (
         ("seq",) if key_cols is not None else ("part", "seq") if columnar else ("part", "seq", "ch", "inp")
@@ -205,9 +208,8 @@ def _stage(
         tally=step_tally(node),
         key_fields=key_cols,
     ).mapper()
-    frame = _Frame(
-        ordered.mapInArrow(run, output[1].schema if output is not None else spark_schema(FIELDS)), p
-    )
+    out = ordered.mapInArrow(run, output[1].schema if output is not None else spark_schema(FIELDS))
+    frame = _Frame(observed(out) if output is None else out, p)
     frame.output = output is not None
     return frame
 
@@ -308,7 +310,7 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> JobSumm
         for df in cached:
             df.unpersist()
     widths = {node.id: parallelism(node, config) for node in nodes}
-    target = f"spark ({spark.sparkContext.master})"
+    target = f"spark ({spark_master(spark)})"
     return counters.summary(nodes, widths, target=target, wall_time_s=time.perf_counter() - start)
 
 

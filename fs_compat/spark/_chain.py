@@ -13,7 +13,7 @@ stage of their own, and running stateless steps in a route pass.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from fs_compat.runtime import LocalConfig, Node, OperatorNode, SubtaskRunner, TimestampNode
@@ -160,10 +160,11 @@ class PrechainTask:
         ]
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(FIELDS)), values
 
-    def close(self) -> None:
+    def close(self, schema: Any) -> Iterator[Any]:
         """The route task ended: close the steps (their end-of-input watermark is dropped: the
-        keyed step's pass ends its input itself) and hand over the counts."""
+        keyed step's pass ends its input itself) and hand over the counts (over Connect, as
+        a batch of ``schema``, the route pass's output schema)."""
         self.runner.finish()
         self.runner.drain()
         if self.counts is not None:
-            self.counts.publish()
+            yield from self.counts.publish(schema)

@@ -1,11 +1,14 @@
 """The JobSummary of a bounded plan on Spark: each step's Spark function counts the records
 arriving on each of its inputs per Arrow batch (a step chained after another in the same pass
-counts what it gets from it), and its keyed state once per subtask at the end; the counts reach
-the driver through one Spark accumulator per job.
+counts what it gets from it), and its keyed state once per subtask at the end. The counts reach
+the driver through one Spark accumulator per job on a classic session; over Spark Connect, which
+has no accumulators, each task ends its output with one row of its counts (tag ``COUNTS_TAG``,
+which no consumer reads) that an ``Observation`` of the step's DataFrame collects
+(``observed``).
 
 Spark may run a task more than once (the sampling pass of a sort, a retried task, a recomputed
-partition): each task adds its counts under its ``(step, partition)``, and the accumulator keeps
-one value per such key rather than adding them up, so repeated runs are counted once.
+partition): each task adds its counts under its ``(step, partition)``, and the driver keeps one
+value per such key rather than adding them up, so repeated runs are counted once.
 
 Only ``run_batch`` counts (``counting``); plans built outside it (``to_dataframe``) carry no
 counters and cost nothing.
@@ -14,6 +17,8 @@ counters and cost nothing.
 from __future__ import annotations
 
 import contextlib
+import pickle
+import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -28,9 +33,14 @@ from fs_compat.runtime import (
     summarize,
 )
 
+from ._session import is_connect
+
 #: An accumulator entry: ``("in", step id, partition)`` -> records per input, or
 #: ``("state", step id, partition)`` -> ``(keys, bytes)``.
 _Key = tuple[str, int, int]
+
+#: The ``tag`` of the row a task's counts travel in over Spark Connect (no output has it).
+COUNTS_TAG = "\x00fs-compat-counts"
 
 
 class _KeepLatest:
@@ -45,12 +55,44 @@ class _KeepLatest:
 
 
 class JobCounters:
-    """The counters of one job being run: an accumulator, plus the sink counts taken on the
-    driver."""
+    """The counters of one job being run: an accumulator (over Connect: the Observations of
+    the steps' DataFrames), plus the sink counts taken on the driver."""
 
     def __init__(self, spark: Any) -> None:
-        self.accumulator = spark.sparkContext.accumulator({}, _KeepLatest())
+        connect = is_connect(spark)
+        self.accumulator = None if connect else spark.sparkContext.accumulator({}, _KeepLatest())
+        self.observations: list[Any] = []
         self.sinks: dict[int, int] = {}
+
+    def observed(self, df: Any, *, drop: bool) -> Any:
+        """``df``, the output of counting tasks, with their counts rows observed (over Connect;
+        else ``df`` itself); ``drop``: without those rows from here on (for a pass whose rows
+        go on to another pass rather than to consumers that select by ``tag``)."""
+        if self.accumulator is not None:
+            return df
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+        tag = F.col("tag")
+        observation = Observation(f"fs_compat_counts_{uuid.uuid4().hex}")
+        self.observations.append(observation)
+        df = df.observe(observation, F.collect_list(F.when(tag == COUNTS_TAG, F.col("v"))).alias("counts"))
+        return df.where(~tag.eqNullSafe(COUNTS_TAG)) if drop else df
+
+    def _updates(self) -> dict[_Key, Any]:
+        if self.accumulator is not None:
+            return dict(self.accumulator.value)
+        from pyspark.errors import PySparkAssertionError
+
+        updates: dict[_Key, Any] = {}
+        for observation in self.observations:
+            try:
+                metrics = observation.get
+            except PySparkAssertionError:  # never ran (Spark skipped a pass with no input)
+                continue
+            for blob in metrics.get("counts") or ():  # no metrics at all: the pass had no rows
+                updates.update(pickle.loads(blob))
+        return updates
 
     def sink_received(self, sink: SinkNode, count: int) -> None:
         self.sinks[sink.id] = count
@@ -62,7 +104,7 @@ class JobCounters:
         broadcast input reaches every subtask: its rows count once)."""
         edge_in: dict[tuple[int, int], int] = {}
         state: dict[int, tuple[int, int]] = {}
-        for (kind, step, _part), value in dict(self.accumulator.value).items():
+        for (kind, step, _part), value in self._updates().items():
             if kind == "in":
                 for index, count in enumerate(value):
                     edge_in[(step, index)] = edge_in.get((step, index), 0) + count
@@ -80,6 +122,11 @@ class JobCounters:
 
 
 _current: list[JobCounters] = []
+
+
+def observed(df: Any, *, drop: bool = False) -> Any:
+    """``JobCounters.observed`` of the job being counted; ``df`` itself when none is."""
+    return _current[-1].observed(df, drop=drop) if _current else df
 
 
 @contextlib.contextmanager
@@ -153,8 +200,9 @@ class TaskTally:
                         keys, size = keys + k, size + b
                 self.state[node.id] = (keys, size)
 
-    def publish(self) -> None:
-        """The task ended: hand its counts to the driver."""
+    def publish(self, schema: Any) -> Iterator[Any]:
+        """The task ended: hand its counts to the driver; over Connect, yield the one-row Arrow
+        batch (of ``schema``, the task's output schema) that carries them."""
         from pyspark import TaskContext
 
         context = TaskContext.get()
@@ -164,7 +212,15 @@ class TaskTally:
             update[("in", step, part)] = tuple(counter)
         for step, sizes in self.state.items():
             update[("state", step, part)] = sizes
-        self._tally.accumulator.add(update)
+        if self._tally.accumulator is not None:
+            self._tally.accumulator.add(update)
+            return
+        import pyarrow as pa
+
+        columns = {field.name: pa.nulls(1, field.type) for field in schema}
+        columns["tag"] = pa.array([COUNTS_TAG], pa.string())
+        columns["v"] = pa.array([pickle.dumps(update)], pa.binary())
+        yield pa.RecordBatch.from_pydict(columns, schema=schema)
 
 
 def step_tally(node: Node) -> StepTally | None:

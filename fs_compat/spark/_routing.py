@@ -142,7 +142,7 @@ class RoutePass:
             routing = _routing(self.edge_index, parts, keys, rows)
             yield pa.RecordBatch.from_arrays([*columns, *routing], schema=schema)
         if steps is not None:
-            steps.close()
+            yield from steps.close(schema)
 
     def route_source(self, batches: Iterator[Any]) -> Iterator[Any]:
         """The pass over a DataFrame source's rows: its records, routed, as its columns
@@ -222,7 +222,7 @@ class RoutePass:
             ]
             yield pa.RecordBatch.from_arrays([*meta, *routing], schema=schema)
         if steps is not None:
-            steps.close()
+            yield from steps.close(schema)
 
 
 def _routing(edge_index: int, parts: list[int], keys: list[Any] | None, rows: list[int] | None) -> list[Any]:

@@ -283,5 +283,5 @@ class RunPass:
                 yield writer.flush()
         subtasks.finish()
         if counts is not None:
-            counts.publish()
+            yield from counts.publish(arrow_schema(FIELDS))
         yield writer.flush()

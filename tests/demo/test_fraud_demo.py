@@ -11,6 +11,7 @@ import sys
 from importlib import resources
 
 import pytest
+from connect_server import classic_env
 
 from fs_compat import demo
 from fs_compat.demo.fraud_detection import Alert
@@ -83,7 +84,8 @@ def test_demo_on_spark_gives_the_rules_alerts() -> None:
 @pytest.mark.spark
 @pytest.mark.slow
 def test_python_m_fs_compat_demo_prints_alerts_and_summary() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "FS_COMPAT_TARGET"}
+    # The demo's own default session, also when the suite runs over Spark Connect.
+    env = {k: v for k, v in classic_env(os.environ).items() if k != "FS_COMPAT_TARGET"}
     done = subprocess.run(
         [sys.executable, "-m", "fs_compat.demo"],
         capture_output=True,

@@ -24,6 +24,10 @@ it starts a ``local[2]`` session and runs the jobs as concurrent queries with
 ``WORKDIR/<job>/`` (:func:`job_paths`); ``--block MODE:N`` blocks job MODE at record ``n=N``. It
 prints ``STARTED <pid>``, then, once the input is used up, the micro-batches each query ran
 (``BATCH <job> <id> <durations>``) and ``DONE``.
+
+When the suite runs over Spark Connect (``FS_COMPAT_TEST_CONNECT=1``), the script starts its own
+Connect server on ``local[2]`` (``connect_server``), in its process group, and runs the jobs over
+it: a kill then kills the driver, as it does a classic session's, not only its client.
 """
 
 from __future__ import annotations
@@ -303,6 +307,15 @@ def main(argv: Sequence[str]) -> int:
     blocks = {mode: int(n) for mode, n in (b.split(":") for b in args.block)}
     from fs_compat.spark import spark_session
 
+    server = None
+    if os.environ.get("FS_COMPAT_TEST_CONNECT", "") not in ("", "0"):
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: connect_server
+        from connect_server import ConnectServer
+
+        conf = {k: v for k, v in CHILD_SETTINGS.items() if k != "spark.master"}
+        server = ConnectServer(CHILD_SETTINGS["spark.master"], args.workdir / "connect", conf)
+        server.start()
+        os.environ["SPARK_REMOTE"] = server.url
     spark = spark_session(CHILD_SETTINGS)
     print(f"STARTED {os.getpid()}", flush=True)
     queries = {}
@@ -321,6 +334,8 @@ def main(argv: Sequence[str]) -> int:
         for progress in query.recentProgress:
             print(f"BATCH {mode} {progress['batchId']} {json.dumps(progress['durationMs'])}", flush=True)
     spark.stop()
+    if server is not None:
+        server.stop()
     if failed:
         return 1
     print("DONE", flush=True)

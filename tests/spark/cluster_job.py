@@ -4,6 +4,8 @@ with a ``ValueState``) over a small collection, parallelism 2.
 ``build_and_collect(configuration)`` runs it on whatever target the configuration picks. Run as a
 script (``python cluster_job.py spark://host:port [java options]``) it runs the job on that Spark
 master and prints one JSON line: the results and the master/application its SparkSession used.
+``python cluster_job.py --remote sc://host:port`` runs it over that Spark Connect server instead
+(whose master is the cluster's).
 """
 
 from __future__ import annotations
@@ -48,27 +50,35 @@ def build_and_collect(configuration: Configuration) -> list[tuple[str, int, int]
         return [tuple(r) for r in results]  # type: ignore[misc]
 
 
+#: What the cluster application gets (a Connect server is started with them instead).
+APP_SETTINGS = {
+    "spark.app.name": "fs-compat-cluster-test",
+    "spark.executor.memory": "512m",
+    "spark.cores.max": "2",
+}
+
+
 def main(master: str, java_options: str = "") -> None:
-    config = (
-        Configuration()
-        .set_string("spark.driver.extraJavaOptions", java_options)
-        .set_string("spark.executor.extraJavaOptions", java_options)
-        .set_string("execution.target", "spark")
-        .set_string("spark.master", master)
-        .set_string("spark.app.name", "fs-compat-cluster-test")
-        .set_string("spark.executor.memory", "512m")
-        .set_string("spark.cores.max", "2")
-    )
+    config = Configuration().set_string("execution.target", "spark")
+    if master == "--remote":  # over Spark Connect: the server has the master and the settings
+        config.set_string("spark.remote", java_options)
+    else:
+        config.set_string("spark.driver.extraJavaOptions", java_options)
+        config.set_string("spark.executor.extraJavaOptions", java_options)
+        config.set_string("spark.master", master)
+        for key, value in APP_SETTINGS.items():
+            config.set_string(key, value)
     results = build_and_collect(config)
     from pyspark.sql import SparkSession
 
+    from fs_compat.spark import spark_master
+
     spark = SparkSession.getActiveSession()
     assert spark is not None
-    sc = spark.sparkContext
     report = {
         "results": results,
-        "master": sc.master,
-        "app_id": sc.applicationId,
+        "master": spark_master(spark),
+        "app_id": spark.conf.get("spark.app.id"),
     }
     spark.stop()
     print(RESULT_PREFIX + json.dumps(report), flush=True)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from plans import optimized_plan
 
 from fs_compat.common import Configuration, Types
 from fs_compat.datastream import (
@@ -196,7 +197,7 @@ def test_a_columnar_shuffle_carries_no_constant_columns(events: Any) -> None:
         return counted.to_dataframe()
 
     out = job("spark")
-    plan = out._jdf.queryExecution().optimizedPlan().toString()
+    plan = optimized_plan(out)
     route = next(line for line in plan.splitlines() if "route_source" in line)
     shuffled = re.findall(r"(\w+)#\d+", route.split("route_source", 1)[1].split(", [", 1)[1])
     assert shuffled == ["ts", "seq", "c0", "c1", "part", "ki", "ks"]
@@ -250,7 +251,7 @@ def test_a_null_key_in_a_key_column_names_the_record() -> None:
 
 def _python_passes(df: Any) -> list[str]:
     """The Python passes (mapInArrow) in ``df``'s optimized plan, outermost first."""
-    plan = df._jdf.queryExecution().optimizedPlan().toString()
+    plan = optimized_plan(df)
     return [
         line.split("MapInArrow ", 1)[1].split("(", 1)[0] for line in plan.splitlines() if "MapInArrow" in line
     ]

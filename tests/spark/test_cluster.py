@@ -3,7 +3,8 @@
 
 This process already holds the suite's local SparkSession (a process has one SparkContext), so
 the job runs in a child Python process with ``spark.master=spark://127.0.0.1:<port>``; its results
-must equal the same job's on the in-process target.
+must equal the same job's on the in-process target. The job also runs over a Spark Connect server
+whose master is the cluster (``connect_server``, started on a free port, stopped by PID).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 import cluster_job
 import pyspark
 import pytest
+from connect_server import ConnectServer, classic_env
 
 from fs_compat.common import Configuration
 
@@ -59,7 +61,7 @@ class Cluster:
         self.worker_json: list[str] = []
         self.procs: list[tuple[subprocess.Popen[bytes], Path]] = []
         self.env = {
-            **os.environ,
+            **classic_env(os.environ),  # (the suite may run over Spark Connect)
             "SPARK_HOME": SPARK_HOME,
             "SPARK_LOCAL_IP": HOST,
             "SPARK_LOG_DIR": str(tmp / "logs"),
@@ -156,7 +158,8 @@ def _as_tuples(rows: list[Any]) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in rows)
 
 
-def test_keyed_job_on_standalone_cluster_matches_local(cluster: Cluster, tmp_path: Path) -> None:
+def _expected() -> list[tuple[Any, ...]]:
+    """The job's results on the in-process target (checked: every key counted 1..n)."""
     expected = _as_tuples(
         cluster_job.build_and_collect(Configuration().set_string("execution.target", "local"))
     )
@@ -167,13 +170,19 @@ def test_keyed_job_on_standalone_cluster_matches_local(cluster: Cluster, tmp_pat
         per_key.setdefault(key, []).append(count)
     assert len(per_key) == cluster_job.N_KEYS
     assert all(counts == list(range(1, len(counts) + 1)) for counts in per_key.values())
+    return expected
 
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+
+def _run_job(cluster: Cluster, tmp_path: Path, *args: str, logs: Callable[[], str] | None = None) -> Any:
+    """Run ``cluster_job.py ARGS`` in a child process; its report (results, master, app id)."""
+    env = {**classic_env(os.environ), "PYSPARK_PYTHON": sys.executable}  # (the suite may run over Connect)
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
     env["SPARK_LOCAL_IP"] = HOST
     env.pop("FS_COMPAT_TARGET", None)  # the job's Configuration picks the target
+    more = (lambda: cluster.logs() + "\n" + logs()) if logs is not None else cluster.logs
     try:
         child = subprocess.run(
-            [sys.executable, cluster_job.__file__, cluster.url, JVM_OPTS],
+            [sys.executable, cluster_job.__file__, *args],
             capture_output=True,
             text=True,
             env=env,
@@ -182,22 +191,18 @@ def test_keyed_job_on_standalone_cluster_matches_local(cluster: Cluster, tmp_pat
             check=False,
         )
     except subprocess.TimeoutExpired as exc:
-        pytest.fail(
-            f"cluster job did not finish within {JOB_TIMEOUT_S:.0f} s\n{exc.stderr!r}\n{cluster.logs()}"
-        )
+        pytest.fail(f"cluster job did not finish within {JOB_TIMEOUT_S:.0f} s\n{exc.stderr!r}\n{more()}")
     lines = [ln for ln in child.stdout.splitlines() if ln.startswith(cluster_job.RESULT_PREFIX)]
     assert child.returncode == 0 and len(lines) == 1, (
         f"cluster job failed (exit code {child.returncode})\n--- stdout ---\n{child.stdout[-4000:]}\n"
-        f"--- stderr ---\n{child.stderr[-8000:]}\n{cluster.logs()}"
+        f"--- stderr ---\n{child.stderr[-8000:]}\n{more()}"
     )
-    report = json.loads(lines[0][len(cluster_job.RESULT_PREFIX) :])
+    return json.loads(lines[0][len(cluster_job.RESULT_PREFIX) :])
 
-    assert report["master"] == cluster.url
-    assert _as_tuples(report["results"]) == expected
 
-    # The master saw the application finish, and each worker ran one of its executors (both
-    # workers were ALIVE before the application came, and it asked for 2 cores).
-    app_id = report["app_id"]
+def _check_application_ran_on_every_worker(cluster: Cluster, app_id: str) -> None:
+    """The master saw the application finish, and each worker ran one of its executors (both
+    workers were ALIVE before the application came, and it asked for 2 cores)."""
 
     def completed() -> bool:
         return app_id in {a["id"] for a in _get_json(cluster.master_json).get("completedapps", [])}
@@ -211,3 +216,30 @@ def test_keyed_job_on_standalone_cluster_matches_local(cluster: Cluster, tmp_pat
     assert workers_used == cluster.worker_json, (
         f"executors of {app_id} ran on {workers_used}, not on every worker\n{cluster.logs()}"
     )
+
+
+def test_keyed_job_on_standalone_cluster_matches_local(cluster: Cluster, tmp_path: Path) -> None:
+    expected = _expected()
+    report = _run_job(cluster, tmp_path, cluster.url, JVM_OPTS)
+    assert report["master"] == cluster.url
+    assert _as_tuples(report["results"]) == expected
+    _check_application_ran_on_every_worker(cluster, report["app_id"])
+
+
+def test_keyed_job_over_a_connect_server_on_the_cluster_matches_local(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The same job from a Spark Connect client: the Connect server is the cluster's application
+    (its driver), started on the cluster's master with the application's settings; the job runs
+    in a child process that only knows the server's ``sc://`` URL."""
+    expected = _expected()
+    java = {"spark.driver.extraJavaOptions": JVM_OPTS, "spark.executor.extraJavaOptions": JVM_OPTS}
+    server = ConnectServer(cluster.url, tmp_path / "connect", conf={**cluster_job.APP_SETTINGS, **java})
+    try:
+        server.start()
+        report = _run_job(cluster, tmp_path, "--remote", server.url, logs=server.tail)
+    finally:
+        server.stop()  # the application ends with its driver
+    assert report["master"] == cluster.url
+    assert _as_tuples(report["results"]) == expected
+    _check_application_ran_on_every_worker(cluster, report["app_id"])

@@ -188,9 +188,10 @@ def test_checkpoints_and_watermarks_reach_the_processor_per_micro_batch(tmp_path
     first = _start(spark, source, checkpoint, sink, Hooks, watermark=True, key_column=None)
     _write(spark, source, "3", [b"d", b"e"], 9000)
     second = _start(spark, source, checkpoint, sink, Hooks, watermark=True, key_column=None)
-    # The micro-batches with input (Spark may run one without input after the restart, for its
-    # watermark: transformWithState's stateful operator asks for it; it reaches no processor).
-    batch_ids = [p["batchId"] for p in first + second if p["numInputRows"]]
+    # The micro-batches with input (summed over sources); Spark may run one without input after
+    # them, for its watermark: transformWithState's stateful operator asks for it (it reaches no
+    # processor).
+    batch_ids = [p["batchId"] for p in first + second if p.numInputRows]
     assert batch_ids[:2] == [0, 1] and len(batch_ids) == 3 and batch_ids[2] in (2, 3)
     out = _sink(spark, sink)
     # One checkpoint per micro-batch with input, with its id and the count so far (continued

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from plans import optimized_plan
 
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax._on_spark import _clone
@@ -76,7 +77,7 @@ def test_leading_stateless_steps_give_what_the_in_process_target_gives() -> None
 
 
 def _shuffles(stream: Stream[Any]) -> int:
-    plan = to_dataframe(stream, OUT, parallelism=2)._jdf.queryExecution().optimizedPlan().toString()
+    plan = optimized_plan(to_dataframe(stream, OUT, parallelism=2))
     return int(plan.count("RepartitionByExpression"))
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from fs_compat.common import Configuration
 from fs_compat.datastream import StreamExecutionEnvironment
-from fs_compat.spark import spark_session
+from fs_compat.spark import spark_master, spark_session
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -22,8 +22,8 @@ OTHER_MASTER = "spark://127.0.0.1:1"
 
 @pytest.fixture(scope="module")
 def active_master() -> str:
-    master: str = spark_session().sparkContext.master  # the shared session, started if need be
-    assert master != OTHER_MASTER
+    master = spark_master(spark_session())  # the shared session, started if need be
+    assert master is not None and master != OTHER_MASTER
     return master
 
 
@@ -49,6 +49,6 @@ def test_spark_master_from_configuration_reaches_the_session(active_master: str)
 
 
 def test_same_master_as_the_active_session_runs(active_master: str) -> None:
-    assert spark_session({"spark.master": active_master}).sparkContext.master == active_master
+    assert spark_master(spark_session({"spark.master": active_master})) == active_master
     with _job({"spark.master": active_master}).execute_and_collect() as results:
         assert sorted(results) == [10, 20, 30]
