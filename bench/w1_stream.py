@@ -6,6 +6,8 @@ Queries over the same files, in the same run, one after the other:
 - ``fs-compat``: a PyFlink-style ``MapFunction`` with a ``ValueStateDescriptor`` (the job a user
   ports), ``env.from_dataframe(stream) ... .to_dataframe().writeStream`` (128 key groups, the
   default max parallelism; ``--fs-key-groups N`` adds a run with N);
+- ``fs-compat, two keyed steps`` (``fs-chained``): the same job with a second keyed step (per key,
+  the highest count; the rows pass on unchanged) in the same query;
 - ``native``: Spark's own ``groupBy(key).transformWithState`` with a ``ValueState`` per key
   (Row API), emitting the same running rows;
 - ``engine floor`` (a bound, like ``w1.py``'s API-shape floor): the least any implementation of
@@ -85,7 +87,9 @@ def stream(spark: Any, folder: str) -> Any:
     )
 
 
-def fs_compat_query(spark: Any, folder: str, work: str, key_groups: int | None = None) -> Any:
+def fs_compat_query(
+    spark: Any, folder: str, work: str, key_groups: int | None = None, chained: bool = False
+) -> Any:
     from fs_compat.common import Configuration, Types
     from fs_compat.datastream import MapFunction, StreamExecutionEnvironment
     from fs_compat.datastream.state import ValueStateDescriptor
@@ -102,17 +106,29 @@ def fs_compat_query(spark: Any, folder: str, work: str, key_groups: int | None =
             self.state.update((count, total))
             return (value.key, count, total)
 
+    class Highest(MapFunction):  # type: ignore[type-arg]
+        """The second keyed step of ``chained``: keeps each key's highest count, passes the row on."""
+
+        def open(self, runtime_context: Any) -> None:
+            self.state = runtime_context.get_state(ValueStateDescriptor("highest", Types.LONG()))
+
+        def map(self, value: Any) -> Any:
+            self.state.update(max(self.state.value() or 0, value[1]))
+            return value
+
     env = StreamExecutionEnvironment.get_execution_environment()
     env.configure(Configuration().set_string("execution.target", "spark"))
     if key_groups is not None:  # the number of key groups (state rows) is the max parallelism
         env.set_max_parallelism(key_groups)
-    suffix = "" if key_groups is None else "-kg"
+    suffix = ("" if key_groups is None else "-kg") + ("-chained" if chained else "")
     out = Types.ROW_NAMED(["key", "count", "sum"], [Types.STRING(), Types.LONG(), Types.LONG()])
     ds = (
         env.from_dataframe(stream(spark, folder))
         .key_by(lambda r: r.key)
         .map(RunningCountSum(), output_type=out)
     )
+    if chained:  # a second keyed step in the same query
+        ds = ds.key_by(lambda r: r[0]).map(Highest(), output_type=out)
     return (
         ds.to_dataframe()
         .writeStream.format("parquet")
@@ -299,7 +315,9 @@ def main() -> None:
     )
     parser.add_argument("--batches", type=int, default=6, help="micro-batches of 200k events")
     parser.add_argument(
-        "--only", default="fs-compat,native,floor", help="queries to run (fs-compat,native,floor)"
+        "--only",
+        default="fs-compat,fs-chained,native,floor",
+        help="queries to run (fs-compat,fs-chained,native,floor; fs-chained needs fs-compat)",
     )
     parser.add_argument(
         "--floors", default=",".join(FLOORS), help=f"engine-floor variants ({','.join(FLOORS)})"
@@ -315,6 +333,9 @@ def main() -> None:
     queries: list[tuple[str, str, Any]] = []  # (printed name, output folder, query builder)
     if "fs-compat" in only:
         queries.append(("fs-compat", "out-fs", fs_compat_query))
+        if "fs-chained" in only:
+            build = functools.partial(fs_compat_query, chained=True)
+            queries.append(("fs-compat, two keyed steps", "out-fs-chained", build))
         if args.fs_key_groups:
             build = functools.partial(fs_compat_query, key_groups=args.fs_key_groups)
             queries.append((f"fs-compat, {args.fs_key_groups} kg", "out-fs-kg", build))

@@ -34,7 +34,11 @@ def with_kafka_connector(what: str, action: Callable[[], R]) -> R:
     """``action()``, which reads or writes with Spark's Kafka connector; when Spark has no such
     connector, a RuntimeError saying ``what`` needs it and naming the package to add."""
     try:
-        return action()
+        result = action()
+        # A DataFrame: Spark Connect analyses its plan (and finds the connector missing) only
+        # when it is first used; its schema makes that happen here.
+        getattr(result, "schema", None)
+        return result
     except Exception as exc:
         if not _missing_connector(exc):
             raise
