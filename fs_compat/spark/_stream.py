@@ -867,25 +867,33 @@ class _NextStep:
 
 class _TwsState:
     """A key group's state row in ``transformWithStateInPandas``'s ``ValueState``, read and
-    written as ``_KeyGroups`` does Spark's ``GroupState``; ``now`` is the processing time."""
+    written as ``_KeyGroups`` does Spark's ``GroupState``; ``now`` is the processing time. The
+    row is read once (each read is a round trip to the state server)."""
+
+    _UNREAD = object()
 
     def __init__(self, value: Any, now: int) -> None:
         self.value = value
         self.now = now
+        self._row: Any = self._UNREAD
 
     @property
     def exists(self) -> bool:
-        return bool(self.value.exists())
+        return self.get is not None
 
     @property
     def get(self) -> Any:
-        return self.value.get()
+        if self._row is self._UNREAD:
+            self._row = self.value.get()
+        return self._row
 
     def update(self, row: tuple[Any, ...]) -> None:
         self.value.update(row)
+        self._row = row
 
     def remove(self) -> None:
         self.value.clear()
+        self._row = None
 
     def getCurrentProcessingTimeMs(self) -> int:  # noqa: N802 - GroupState's name
         return self.now
