@@ -120,3 +120,32 @@ def test_collect_timeout_set_before_a_restart_fires_after_it(tmp_path: Path) -> 
     _run(query(), checkpoint, sink)
     second = first + Counter({("a", (4,)): 1, ("b", (5,)): 1})  # "c" waits for its own timeout
     assert _sink(spark, sink) == second
+
+
+def _two_step_query(spark: Any, source: Path) -> Any:
+    """Per user, a running total; then, per parity of the running count, how many updates it saw
+    (a count: records of different users reach it in no set order within a micro-batch): two
+    stateful steps keyed differently, in one query."""
+    flow = Dataflow("two_steps")
+    s: Any = op.input("inp", flow, DataFrameSource(_events(spark, source)))
+    s = op.key_on("user", s, lambda row: row.user)
+    s = op.stateful_map("running", s, running_total)
+    s = op.key_on("parity", s, lambda kv: "odd" if kv[1][0] % 2 else "even")
+    s = op.stateful_map("updates", s, lambda seen, kv: ((seen or 0) + 1, (seen or 0) + 1))
+    out = Types.ROW_NAMED(["parity", "updates"], [Types.STRING(), Types.LONG()])
+    return to_dataframe(s, out)
+
+
+def test_two_stateful_steps_keyed_differently_survive_a_restart_from_the_checkpoint(tmp_path: Path) -> None:
+    spark = spark_session()
+    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    _write(spark, source, "1", [("a", 1), ("b", 10)])
+    _write(spark, source, "2", [("a", 2)])
+    assert _run(_two_step_query(spark, source), checkpoint, sink) >= 2
+    # a's first update and b's are odd counts, a's second even.
+    first = Counter({("odd", 1): 1, ("odd", 2): 1, ("even", 1): 1})
+    assert _sink(spark, sink) == first
+
+    _write(spark, source, "3", [("a", 4), ("c", 100)])
+    _run(_two_step_query(spark, source), checkpoint, sink)  # restarted: both steps' state goes on
+    assert _sink(spark, sink) == first + Counter({("odd", 3): 1, ("odd", 4): 1})
