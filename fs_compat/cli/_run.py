@@ -10,7 +10,8 @@ otherwise. When the target is Spark, the SparkSession is started before the job,
 ``--master`` (``spark.master``), the ``spark.*`` settings and
 ``spark.ui.showConsoleProgress=true`` (Spark's progress bar, on stderr): a job that asks for a
 session itself (``SparkSession.builder.getOrCreate()``, ``fs_compat.spark.spark_session()``)
-gets that one.
+gets that one. A file that executes no job but defines a Bytewax dataflow named ``flow`` (what
+``python -m bytewax.run FILE`` runs) has that flow run on the target.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def run_job(
     the job's own ``sys.exit`` status, or 1 when it raised (after one line on stderr naming
     what failed)."""
     settings = job_settings(master, conf)
-    status, exited = 0, False
+    status, exited, ran_flow = 0, False, False
     failure: str | None = None
     saved_argv, saved_path = list(sys.argv), list(sys.path)
     sys.argv = [str(path) if argv0 is None else argv0, *args]
@@ -90,7 +91,9 @@ def run_job(
                     from fs_compat.spark import spark_session
 
                     spark_session(settings)
-                runpy.run_path(str(path), run_name="__main__")
+                namespace = runpy.run_path(str(path), run_name="__main__")
+                if not summaries:
+                    ran_flow = _run_module_flow(namespace, resolve_target(settings=settings, default=SPARK))
             except SystemExit as exc:
                 status, exited = _exit_status(exc), True
             except Exception as exc:
@@ -102,11 +105,24 @@ def run_job(
     for summary in summaries:
         print()
         print(summary.render())
-    if not summaries and status == 0 and not exited:  # (not after the job's own sys.exit, e.g. --help)
+    if not summaries and status == 0 and not exited and not ran_flow:  # (not after its sys.exit)
         print(f"{path}: no job was executed (the file never called env.execute())", file=sys.stderr)
     if failure is not None:
         print(f"error: {failure}", file=sys.stderr)
     return status
+
+
+def _run_module_flow(namespace: Mapping[str, object], target: str) -> bool:
+    """Run the Bytewax dataflow the file defines as ``flow`` (as ``python -m bytewax.run FILE``
+    does; such a file runs nothing itself) on ``target``; whether there was one."""
+    from fs_compat.bytewax.dataflow import Dataflow
+    from fs_compat.bytewax.testing import run_main
+
+    flow = namespace.get("flow")
+    if not isinstance(flow, Dataflow):
+        return False
+    run_main(flow, _target=target)
+    return True
 
 
 def _exit_status(exc: SystemExit) -> int:

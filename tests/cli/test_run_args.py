@@ -147,3 +147,28 @@ def test_arguments_reach_a_job_run_on_spark(
     out = capsys.readouterr().out
     assert out.splitlines()[:3] == ["argv ['job.py', '--n', '2']", "0", "10"]
     assert _ran_on(out) == "spark"
+
+
+FLOW = """\
+from fs_compat.bytewax import operators as op
+from fs_compat.bytewax.connectors.stdio import StdOutSink
+from fs_compat.bytewax.dataflow import Dataflow
+from fs_compat.bytewax.testing import TestingSource
+
+flow = Dataflow("words")
+words = op.input("inp", flow, TestingSource(["a", "b", "a"]))
+keyed = op.key_on("key", words, lambda w: w)
+counts = op.stateful_map("count", keyed, lambda n, w: ((n or 0) + 1, (n or 0) + 1))
+op.output("out", counts, StdOutSink())
+"""
+
+
+def test_a_file_that_defines_a_bytewax_flow_runs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_java: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("flow.py").write_text(FLOW)
+    assert main(["run", "--target", "local", "flow.py"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[:3] == ["('a', 1)", "('b', 1)", "('a', 2)"]
+    assert "no job was executed" not in captured.err
