@@ -258,9 +258,15 @@ def key_columns(keys: list[Any]) -> list[Any]:
         return [pa.nulls(n, pa.int64()), pa.array(keys, pa.string())]
     if kinds == {int} and -_INT64 <= min(keys) and max(keys) < _INT64:
         return [pa.array(keys, pa.int64()), pa.nulls(n, pa.string())]
+    ints, strs = split_keys(keys)
+    return [pa.array(ints, pa.int64()), pa.array(strs, pa.string())]
+
+
+def split_keys(keys: Sequence[Any]) -> tuple[list[int | None], list[str | None]]:
+    """The ``ki`` and ``ks`` values of records with ``keys`` (see ``key_columns``), as lists."""
     ints = [k if type(k) is int and -_INT64 <= k < _INT64 else None for k in keys]
     strs = [k if type(k) is str else None for k in keys]
-    return [pa.array(ints, pa.int64()), pa.array(strs, pa.string())]
+    return ints, strs
 
 
 def batch_keys(batch: Any) -> list[Any] | None:

@@ -85,7 +85,7 @@ from fs_compat.runtime import (
 
 from ._convert import OutputColumns, RowReader, dumps
 from ._events import watermark_column
-from ._routing import key_columns, locate_keys, selects_field
+from ._routing import key_columns, locate_keys, selects_field, split_keys
 from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
 from ._worker import worker_pass
@@ -149,8 +149,7 @@ def stream_shape(node: Node, tag: str | None) -> StreamShape:
     if not at:
         return StreamShape(current, tuple(chain))
     stages = []
-    for i, start in enumerate(at):
-        end = at[i + 1] if i + 1 < len(at) else len(chain)
+    for start, end in zip(at, [*at[1:], len(chain)], strict=True):
         keyed = chain[start]
         assert isinstance(keyed, OperatorNode)
         stages.append((keyed, tuple(chain[start + 1 : end])))
@@ -193,10 +192,10 @@ def stream_dataframe(
     delay = _watermark_delay(shape)
     session = source.sparkSession
     _use_rocksdb(session)
-    df = source.mapInArrow(_pre(shape, config), _spark_schema(_PRE_FIELDS))
+    pre_schema = _spark_schema(_PRE_FIELDS)
+    df = source.mapInArrow(_pre(shape, config), pre_schema)
     row_names = None if shape.before else _reader(shape).names
     cache_bytes = int(session.conf.get(WORKER_CACHE_CONF, str(DEFAULT_WORKER_CACHE_BYTES)))
-    pre_schema = _spark_schema(_PRE_FIELDS)
     for i, (keyed, after) in enumerate(shape.stages):
         last = i + 1 == len(shape.stages)
         fn = _KeyGroups(
@@ -851,8 +850,7 @@ class _NextStep:
         values = [v for v, _t in results]
         kgs, keys = locate_keys(self.step, self.key_selector, self.encoder, values)
         n = len(values)
-        ints = [k if type(k) is int and -(2**63) <= k < 2**63 else None for k in keys]
-        strs = [k if type(k) is str else None for k in keys]
+        ints, strs = split_keys(keys)
         return pd.DataFrame(
             {
                 "kg": pd.Series([*kgs, -1], dtype="int32"),

@@ -22,6 +22,7 @@ import pytest
 from pyspark import cloudpickle
 from pyspark.sql import Row
 from pyspark.sql.streaming.state import GroupState
+from stream_query import run_to_parquet
 
 from fs_compat.common import Configuration, Types
 from fs_compat.datastream import KeyedProcessFunction, StreamExecutionEnvironment
@@ -235,14 +236,7 @@ def test_restarting_from_an_older_checkpoint_copy_in_the_same_session(tmp_path: 
         )
 
     def run(out: Any, checkpoint: Path, sink: Path) -> Counter[tuple[Any, ...]]:
-        query = (
-            out.writeStream.format("parquet")
-            .option("checkpointLocation", str(checkpoint))
-            .trigger(availableNow=True)
-            .start(str(sink))
-        )
-        query.awaitTermination()
-        assert query.exception() is None
+        run_to_parquet(out, checkpoint, sink)
         # The part files (a sink started from the copied checkpoint has no metadata of batch 1).
         return Counter(tuple(r) for r in spark.read.parquet(str(sink / "part-*")).collect())
 
