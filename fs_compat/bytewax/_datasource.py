@@ -335,8 +335,8 @@ class _StreamReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
 class SinkData(DataSource):
     """A Bytewax sink as a Spark data source, for a DataFrame with one binary column ``value``
     of pickled items. Options: ``sink`` (the ``(step_id, sink)`` pair, :func:`encode`-d),
-    ``stateLocation`` (a folder: a streaming ``FixedPartitionedSink``'s snapshots per
-    micro-batch)."""
+    ``workers`` (a ``DynamicSink``'s worker count: the tasks writing), ``stateLocation`` (a
+    folder: a streaming ``FixedPartitionedSink``'s snapshots per micro-batch)."""
 
     @classmethod
     def name(cls) -> str:
@@ -350,7 +350,7 @@ class SinkData(DataSource):
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
         step_id, sink = self._sink()
-        return _BatchWriter(step_id, sink)
+        return _BatchWriter(step_id, sink, int(self.options.get("workers", "1")))
 
     def streamWriter(self, schema: Any, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802 - Spark's name
         step_id, sink = self._sink()
@@ -360,7 +360,7 @@ class SinkData(DataSource):
                 f"step {step_id}: a FixedPartitionedSink written by a streaming query needs the "
                 "stateLocation option (fs_compat.bytewax.spark.to_sink sets it from the checkpoint)"
             )
-        return _StreamWriter(step_id, sink, location)
+        return _StreamWriter(step_id, sink, int(self.options.get("workers", "1")), location)
 
 
 class _Written(WriterCommitMessage):
@@ -375,9 +375,10 @@ def _items(rows: Iterator[Any]) -> list[Any]:
 
 
 def _write_task(
-    step_id: str, sink: Any, items: list[Any], resume: Callable[[], Mapping[str, str]]
+    step_id: str, sink: Any, workers: int, items: list[Any], resume: Callable[[], Mapping[str, str]]
 ) -> _Written:
-    """One task's ``items`` through ``sink``: a ``DynamicSink``'s partition of this task, or
+    """One task's ``items`` through ``sink``: a ``DynamicSink``'s partition of this task (of
+    ``workers``), or
     the ``FixedPartitionedSink`` partitions its ``(key, value)`` items route to, each resumed
     from ``resume()``'s snapshot; the partitions' new snapshots."""
     from pyspark import TaskContext
@@ -385,7 +386,7 @@ def _write_task(
     context = TaskContext.get()
     task = 0 if context is None else context.partitionId()
     if isinstance(sink, DynamicSink):
-        part = call(sink.build, "`DynamicSink.build`", step_id, step_id, task, 1, through=_THROUGH)
+        part = call(sink.build, "`DynamicSink.build`", step_id, step_id, task, workers, through=_THROUGH)
         try:
             if items:
                 call(
@@ -428,26 +429,31 @@ class _BatchWriter(DataSourceWriter):
     """A batch write: every sink partition starts afresh (resume state ``None``), as a Bytewax
     run without recovery does."""
 
-    def __init__(self, step_id: str, sink: Any) -> None:
+    def __init__(self, step_id: str, sink: Any, workers: int) -> None:
         self.step_id = step_id
         self.sink = sink
+        self.workers = workers
 
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
-        return _write_task(self.step_id, self.sink, _items(iterator), dict)
+        return _write_task(self.step_id, self.sink, self.workers, _items(iterator), dict)
 
 
 def _state_file(location: str, batch_id: int) -> str:
     return os.path.join(location, f"{batch_id}.json")
 
 
-def _state_before(location: str, batch_id: int) -> dict[str, str]:
-    """The snapshots committed by the last micro-batch before ``batch_id``."""
+def _state_ids(location: str) -> list[int]:
+    """The micro-batch ids with a state file in ``location``, ascending."""
     try:
         names = os.listdir(location)
     except FileNotFoundError:
-        return {}
-    ids = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
-    earlier = [i for i in ids if i < batch_id]
+        return []
+    return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+
+def _state_before(location: str, batch_id: int) -> dict[str, str]:
+    """The snapshots committed by the last micro-batch before ``batch_id``."""
+    earlier = [i for i in _state_ids(location) if i < batch_id]
     if not earlier:
         return {}
     with open(_state_file(location, max(earlier))) as f:
@@ -459,24 +465,22 @@ class _StreamWriter(DataSourceStreamWriter):
     last committed micro-batch before this one left in ``location`` (``<batch id>.json``), so a
     micro-batch written again after a failure starts from the same snapshots."""
 
-    def __init__(self, step_id: str, sink: Any, location: str | None) -> None:
+    def __init__(self, step_id: str, sink: Any, workers: int, location: str | None) -> None:
         self.step_id = step_id
         self.sink = sink
+        self.workers = workers
         self.location = location
 
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
-        from pyspark import TaskContext
+        from fs_compat.spark._task import micro_batch_id
 
         location = self.location
-        context = TaskContext.get()
-        batch = context.getLocalProperty("streaming.sql.batchId") if context is not None else None
+        batch = micro_batch_id()
 
         def resume() -> Mapping[str, str]:
-            if location is None or batch is None:
-                return {}
-            return _state_before(location, int(batch))
+            return {} if location is None or batch < 0 else _state_before(location, batch)
 
-        return _write_task(self.step_id, self.sink, _items(iterator), resume)
+        return _write_task(self.step_id, self.sink, self.workers, _items(iterator), resume)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 - Spark's name
         if self.location is None:
@@ -490,6 +494,90 @@ class _StreamWriter(DataSourceStreamWriter):
         with open(temp, "w") as f:
             json.dump(states, f)
         os.replace(temp, _state_file(self.location, batchId))
+        # Keep what a replay of this micro-batch (the last file before it) or of the next one
+        # (this one) resumes from.
+        earlier = [i for i in _state_ids(self.location) if i < batchId]
+        for old in earlier[:-1] if earlier else []:
+            os.remove(_state_file(self.location, old))
+
+
+class _PartIndex:
+    """The ``mapInArrow`` function that adds column ``p``: the ``FixedPartitionedSink``
+    partition (index into its sorted partition names) each pickled ``(key, value)`` item goes to."""
+
+    def __init__(self, step_id: str, sink: FixedPartitionedSink[Any, Any], n_parts: int) -> None:
+        self.step_id = step_id
+        self.sink = sink
+        self.n_parts = n_parts
+
+    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        route = KeyRoute(self.step_id)
+        for batch in batches:
+            values = batch.column(0).to_pylist()
+            parts = [self.sink.part_fn(route(pickle.loads(v))) % self.n_parts for v in values]
+            yield pa.RecordBatch.from_arrays(
+                [batch.column(0), pa.array(parts, pa.int32())], names=["value", "p"]
+            )
+
+
+def to_sink(
+    df: Any,
+    step_id: str,
+    sink: Any,
+    *,
+    checkpoint_location: str | None = None,
+    parallelism: int | None = None,
+) -> Any:
+    """The writer of ``df``'s items through ``sink``, a ``FixedPartitionedSink`` or a
+    ``DynamicSink``, on Spark (``SinkData``): ``df`` is what ``to_dataframe(stream)`` gives
+    without an output type (one binary column ``value`` of pickled items). A batch ``df`` gives a
+    ``DataFrameWriter`` (call ``.save()``), a streaming one a ``DataStreamWriter`` with
+    ``checkpointLocation`` = ``checkpoint_location`` (required; add a trigger and call
+    ``.start()``). ``step_id`` names the step in errors and is what ``build_part`` / ``build``
+    get.
+
+    A ``FixedPartitionedSink``'s items are routed by ``part_fn(key)`` so that one Spark task
+    writes each partition; a ``DynamicSink`` gets ``parallelism`` partitions (default: Spark's
+    default parallelism), one per task."""
+    from fs_compat.spark import default_parallelism
+    from fs_compat.spark._ship import ship_user_code
+
+    if not isinstance(sink, (FixedPartitionedSink, DynamicSink)):
+        raise TypeError("sink must subclass `fs_compat.bytewax.outputs.Sink`")
+    if list(df.dtypes) != [("value", "binary")]:
+        raise ValueError(
+            f"step {step_id}: to_sink needs a DataFrame of pickled items (one binary column `value`: "
+            f"fs_compat.bytewax.spark.to_dataframe(stream) without an output type); got columns {df.dtypes}"
+        )
+    streaming = bool(df.isStreaming)
+    if streaming and not checkpoint_location:
+        raise ValueError(f"step {step_id}: a streaming to_sink needs checkpoint_location")
+    spark = df.sparkSession
+    register(spark)
+    ship_user_code()
+    if isinstance(sink, FixedPartitionedSink):
+        names = call(sink.list_parts, "`FixedPartitionedSink.list_parts`", step_id, through=_THROUGH)
+        n = len(names)
+        if n == 0:
+            raise ValueError(f"step {step_id}: the FixedPartitionedSink has no partitions (list_parts)")
+        routed = df.mapInArrow(_PartIndex(step_id, sink, n), "value BINARY, p INT")
+        df = routed.repartition(n, "p").drop("p")
+        workers = n
+    else:
+        workers = parallelism or default_parallelism(spark)
+        df = df.repartition(workers)
+    options = {"sink": encode((step_id, sink), f"step {step_id!r}: the sink"), "workers": str(workers)}
+    if not streaming:
+        return df.write.format(SINK_FORMAT).mode("append").options(**options)
+    assert checkpoint_location is not None
+    options["stateLocation"] = os.path.join(checkpoint_location, "fs_compat_sink_state")
+    return (
+        df.writeStream.format(SINK_FORMAT)
+        .options(**options)
+        .option("checkpointLocation", checkpoint_location)
+    )
 
 
 # Registration. ---------------------------------------------------------------------------------

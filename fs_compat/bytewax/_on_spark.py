@@ -384,6 +384,9 @@ _RAISED = re.compile(
 )
 
 
+_SOURCE_RAISED = re.compile(r"(?:fs_compat\.bytewax\.errors\.)?BytewaxRuntimeError: (.*)")
+
+
 def _bytewax_error(exc: StepError) -> Exception:
     """The error the in-process runner raises for the same failure: ``BytewaxRuntimeError``
     for user code, ``TypeError`` for routing and type checks (the original exception stayed in
@@ -454,6 +457,12 @@ def run_main(
         if error is exc:
             raise
         raise error from exc
+    except Exception as exc:
+        # A source read by Spark's tasks (``SourceData``) failed: its named error is in the text.
+        found = _SOURCE_RAISED.findall(str(exc))
+        if not found:
+            raise
+        raise BytewaxRuntimeError(found[-1].strip()) from exc
     for tap in taps:
         tap.call()
     for writer in writers:

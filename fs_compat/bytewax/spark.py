@@ -34,6 +34,7 @@ start of each micro-batch), and EOF / ABORT / PAUSE markers and ``recovery_confi
 in-process only. See ``migration_guide/bytewax.md``, "On Spark".
 """
 
+from ._datasource import to_sink
 from ._on_spark import DataFrameSource, to_dataframe
 
-__all__ = ["DataFrameSource", "to_dataframe"]
+__all__ = ["DataFrameSource", "to_dataframe", "to_sink"]
