@@ -164,6 +164,8 @@ class _BatchReader(DataSourceReader):
         return [InputPartition((index, name)) for index, name in enumerate(names)]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+        if partition.value is None:  # no partitions: Spark reads one empty one
+            return
         index, name = partition.value
         step_id = self.step_id
         part = _build(step_id, self.source, name, index, self.workers, None)
