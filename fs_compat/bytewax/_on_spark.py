@@ -327,11 +327,19 @@ def to_dataframe(
     ``Types.TUPLE`` gives ``f0``, ``f1``, ... (a keyed stream's ``(key, value)`` items), another
     type one column ``value``, and none one binary column ``value`` of pickled items.
 
-    With a :class:`DataFrameSource` over a streaming DataFrame the result is a streaming
-    DataFrame (one source, one stateful step at most: the Spark adapter's streaming shape);
-    start it with ``writeStream`` and a ``checkpointLocation``. Otherwise it is a batch
-    DataFrame; sources other than DataFrameSource are read on the driver. ``parallelism`` is
-    the number of Spark tasks per step (default: Spark's default parallelism).
+    With a :class:`DataFrameSource` over a streaming DataFrame, a tailing Kafka source, or
+    ``streaming=True``, the result is a streaming DataFrame; start it with ``writeStream`` and a
+    ``checkpointLocation``. Otherwise it is a batch DataFrame. ``parallelism`` is the number of
+    Spark tasks per step (default: Spark's default parallelism), and a ``DynamicSource``'s
+    worker count in a batch read.
+
+    The flow's own sources (``FixedPartitionedSource``, ``DynamicSource``, and the connectors
+    built on them) are read by Spark through a Python data source: as a batch, one Spark task per
+    source partition, each read to its end; with ``streaming=True``, as a stream whose offset
+    holds every partition's resume state (``snapshot()``), at most ``max_batches_per_trigger``
+    ``next_batch`` calls per partition per micro-batch, so that a query restarted from its
+    checkpoint resumes every partition where it was (``migration_guide/bytewax.md``, "Custom
+    sources and sinks on Spark"). A ``TestingSource`` is read on the driver.
 
     ``now_getter`` is the processing-time clock against which ``notify_at`` times are checked
     (it travels to Spark's workers pickled). Default: the system clock on a batch DataFrame, the
@@ -408,8 +416,9 @@ def run_main(
     *,
     parallelism: int = 1,
 ) -> None:
-    """``run_main`` with the ``spark`` target: the steps run as Spark jobs, sources are read and
-    sinks written here. ``epoch_interval`` is accepted (there are no epochs on Spark);
+    """``run_main`` with the ``spark`` target: the steps run as Spark jobs, the flow's own
+    sources are read by Spark's tasks (a ``TestingSource`` here), sinks are written here.
+    ``epoch_interval`` is accepted (there are no epochs on Spark);
     ``recovery_config`` is in-process only. ``now_getter`` is the processing-time clock of the
     steps (it travels to Spark's workers pickled, so it cannot be moved during the run).
     ``parallelism`` is the number of Spark tasks per step (``cluster_main``'s workers); with one,
