@@ -77,11 +77,21 @@ def encode(value: Any, what: str) -> str:
     >>> decode(encode({"at": 3}, "x"))
     {'at': 3}
     """
+    return base64.b64encode(pickled(value, what)).decode("ascii")
+
+
+def pickled(value: Any, what: str) -> bytes:
+    """``value``'s pickle (cloudpickle); a ``TypeError`` naming ``what`` when it cannot be."""
     try:
-        data = _dumps(value)
+        return _dumps(value)
     except Exception as exc:
         raise TypeError(unpicklable_message(what, value, _dumps)) from exc
-    return base64.b64encode(data).decode("ascii")
+
+
+def _rows(step_id: str, name: str, index: int, round_: int, batch: list[Any]) -> list[tuple[Any, ...]]:
+    """The source rows of one batch of partition ``name`` (``index``)."""
+    what = f"step {step_id!r}: partition {name!r}: an item"
+    return [(pickled(item, what), round_, index, i) for i, item in enumerate(batch)]
 
 
 def decode(text: str) -> Any:
@@ -176,8 +186,7 @@ class _BatchReader(DataSourceReader):
                     batch = _next_batch(step_id, name, part)
                 except StopIteration:
                     return
-                for i, item in enumerate(batch):
-                    yield (_dumps(item), round_, index, i)
+                yield from _rows(step_id, name, index, round_, batch)
                 round_ += 1
                 wake = call(part.next_awake, "`next_awake`", step_id, through=_THROUGH)
                 if wake is not None:
@@ -268,7 +277,7 @@ class _StreamReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
                     live.eof = ended = True
                     continue
                 live.awake = call(live.part.next_awake, "`next_awake`", self.step_id, through=_THROUGH)
-                rows.extend((_dumps(item), round_, index, i) for i, item in enumerate(batch))
+                rows.extend(_rows(self.step_id, name, index, round_, batch))
             if not called:
                 break
         if not rows and not ended:
@@ -310,8 +319,7 @@ class _StreamReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
                         batch = _next_batch(step_id, name, part)
                     except StopIteration:
                         break
-                    for i, item in enumerate(batch):
-                        yield (_dumps(item), round_, index, i)
+                    yield from _rows(step_id, name, index, round_, batch)
                 if target["state"] is not None:
                     got = call(part.snapshot, "`StatefulSourcePartition.snapshot`", step_id, through=_THROUGH)
                     if encode(got, "snapshot") != target["state"] and got != decode(target["state"]):

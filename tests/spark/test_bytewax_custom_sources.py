@@ -240,6 +240,21 @@ def test_an_unpicklable_snapshot_names_the_step_and_the_partition() -> None:
         reader.read(reader.initialOffset())
 
 
+class LockItems(LockedSource):
+    def build_part(self, step_id: str, for_part: str, resume_state: Any) -> Any:
+        class Part(Locked):
+            def next_batch(self) -> list[Any]:
+                return [threading.Lock()]
+
+        return Part()
+
+
+def test_an_unpicklable_item_names_the_step_and_the_partition() -> None:
+    reader = _reader(LockItems())
+    with pytest.raises(TypeError, match=r"step 'flow.inp': partition 'p0': an item .* cannot be pickled"):
+        reader.read(reader.initialOffset())
+
+
 def test_encode_is_base64_of_a_pickle() -> None:
     assert decode(encode(("a", 1, {"b": [2]}), "x")) == ("a", 1, {"b": [2]})
     with pytest.raises(TypeError, match=r"the source .* cannot be pickled"):
