@@ -30,6 +30,7 @@ from fs_compat.bytewax.errors import BytewaxRuntimeError
 from fs_compat.bytewax.inputs import (
     DynamicSource,
     FixedPartitionedSource,
+    SimplePollingSource,
     StatefulSourcePartition,
     StatelessSourcePartition,
 )
@@ -37,8 +38,6 @@ from fs_compat.bytewax.outputs import DynamicSink, StatelessSinkPartition
 from fs_compat.bytewax.spark import to_dataframe, to_sink
 from fs_compat.bytewax.testing import TestingSink, run_main
 from fs_compat.common import Types
-
-spark_slow = [pytest.mark.spark, pytest.mark.slow]
 
 
 class LinesPartition(StatefulSourcePartition[str, int]):
@@ -191,6 +190,37 @@ def test_a_partition_is_not_called_before_its_next_awake() -> None:
     assert (_items(rows), same) == ([], end)
     awake = _reader(SleepySource(datetime.now(UTC) - timedelta(seconds=1)), limit=3)
     assert _items(awake.read(awake.initialOffset())[0]) == [1, 2, 3]
+
+
+class Polled(SimplePollingSource[int, int]):
+    """Polls 0, 1, ... up to ``stop``; resumes from its count."""
+
+    def __init__(self, stop: int) -> None:
+        super().__init__(interval=timedelta(0))
+        self.n = 0
+        self.stop = stop
+
+    def next_item(self) -> int:
+        if self.n >= self.stop:
+            raise StopIteration()
+        self.n += 1
+        return self.n - 1
+
+    def snapshot(self) -> int:
+        return self.n
+
+    def resume(self, resume_state: int) -> None:
+        self.n = resume_state
+
+
+def test_a_simple_polling_source_streams_and_resumes_from_its_snapshot() -> None:
+    reader = _reader(Polled(stop=5), limit=3)
+    rows, end = reader.read(reader.initialOffset())
+    assert _items(rows) == [0, 1, 2]
+    assert decode(end["singleton"]["state"]) == 3
+    again = _reader(Polled(stop=5), limit=3)  # a restarted query
+    rows, done = again.read(end)
+    assert _items(rows) == [3, 4] and done["singleton"]["eof"]
 
 
 class Counting(DynamicSource[int]):
