@@ -336,6 +336,8 @@ class _StreamReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
         """Nothing to do: the offsets are the resume states."""
 
     def stop(self) -> None:
+        """Close the open partitions. (Spark's wrapper of a simple stream reader does not call
+        this at the end of a query in pyspark 4.3; the process then ends with the query.)"""
         self._close()
 
 
