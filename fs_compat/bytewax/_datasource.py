@@ -300,7 +300,7 @@ class _StreamReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
         committed): each partition built from ``start``'s snapshot and asked for as many batches
         as it gave then; its snapshot must then be ``end``'s, else the source does not replay
         from its resume state and the query fails naming the partition. A ``DynamicSource`` has
-        no resume state: the micro-batch is empty (its items were lost with the driver)."""
+        no resume state: the micro-batch is empty (its items were lost with the reader process)."""
         if not self.stateful:
             return iter(())
         return self._replay(start, end)
