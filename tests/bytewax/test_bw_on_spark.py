@@ -184,7 +184,7 @@ def test_a_key_discarded_after_a_resume_starts_afresh_within_the_epoch(recovery_
     assert out == [("a", ("a1", "DISCARD")), ("a", (None, "a3"))]
 
 
-# Sources read on the driver for Spark. ----------------------------------------------------------
+# User-written sources on Spark. ------------------------------------------------------------------
 
 
 class _Part(StatefulSourcePartition[Any, int]):
@@ -222,14 +222,14 @@ class _Dynamic(DynamicSource[Any]):
         return Part()
 
 
-def test_sources_are_read_on_the_driver_batch_by_batch_in_turn() -> None:
-    from fs_compat.bytewax._on_spark import _clone
-    from fs_compat.runtime import SourceNode
-
+@pytest.mark.spark
+@pytest.mark.slow
+def test_sources_are_read_by_spark_in_the_order_the_in_process_runner_reads() -> None:
     flow = Dataflow("test_df")
-    op.output("a", op.input("fixed", flow, _Fixed()), TestingSink([]))
-    op.output("b", op.input("dynamic", flow, _Dynamic()), TestingSink([]))
-    nodes = _clone(flow, [n for n in flow._plan.nodes if n.name.endswith((".a", ".b"))])
-    items = {n.name: list(n.items) for n in nodes.values() if isinstance(n, SourceNode)}
+    fixed: list[Any] = []
+    dynamic: list[Any] = []
+    op.output("a", op.input("fixed", flow, _Fixed()), TestingSink(fixed))
+    op.output("b", op.input("dynamic", flow, _Dynamic()), TestingSink(dynamic))
+    run_main(flow, _target="spark")  # each partition in a Spark task (a Python data source)
     # As the in-process runner polls them: a batch of each partition in turn.
-    assert items == {"test_df.fixed": ["x0", "x1", "y0", "y1", "x2", "y2"], "test_df.dynamic": [1, 2, 3]}
+    assert (fixed, dynamic) == (["x0", "x1", "y0", "y1", "x2", "y2"], [1, 2, 3])

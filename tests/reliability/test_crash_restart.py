@@ -89,8 +89,9 @@ class Children:
     """Child processes of a test, each started in its own session; at teardown, none of their
     processes may be left (any that are get killed, by pid, and fail the test)."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, child: Path = CHILD) -> None:
         self.tmp = tmp
+        self.child = child
         self.sessions: list[int] = []
 
     def start(self, name: str, args: list[str]) -> tuple[subprocess.Popen[bytes], Path]:
@@ -100,7 +101,7 @@ class Children:
             env.pop(inherited, None)
         with log.open("wb") as out:
             proc = subprocess.Popen(
-                [sys.executable, str(CHILD), *args],
+                [sys.executable, str(self.child), *args],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=env,
