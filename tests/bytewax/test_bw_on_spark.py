@@ -57,9 +57,9 @@ ON_SPARK = [
     ("test_bw_ops_stateless", "test_raises_fails_on_its_first_item"),
     ("test_bw_ops_stateless", "test_a_stateful_step_needs_key_value_pairs"),
     ("test_bw_ops_stateless", "test_a_stateful_step_needs_str_keys"),
-    ("test_bw_windowing_count_window", "test_count_window"),
-    ("test_bw_windowing_collect_window", "test_collect_window"),
-    ("test_bw_windowing_join_window", "test_join_window_running"),
+    ("test_bw_window_ops", "test_count_window"),
+    ("test_bw_window_ops", "test_collect_window"),
+    ("test_bw_window_ops", "test_join_window_running"),
 ]
 
 
