@@ -198,8 +198,12 @@ def _rescope(value: Any, scope: _Scope) -> Any:
 
 
 def _is_stream_annotation(annotation: Any) -> bool:
+    """Whether a parameter is declared as a stream (``Stream[X]``, ``KeyedStream[V]``, ...), from
+    its annotation, a string under ``from __future__ import annotations``."""
+    if annotation is inspect.Parameter.empty:
+        return False
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", repr(annotation))
-    return "Stream" in text
+    return text.split("[", 1)[0].strip().rsplit(".", 1)[-1].endswith("Stream")
 
 
 def _in_ports(sig: inspect.Signature, arguments: dict[str, Any], fq_id: str) -> dict[str, Port]:
@@ -264,6 +268,13 @@ def operator(builder: _F) -> _F:
         if "." in step_id:
             raise ValueError("'step_id' can't contain any periods '.'")
         for pname, param in sig.parameters.items():
+            if param.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                val = bound.arguments[pname]
+                if _is_stream_annotation(param.annotation) and not isinstance(val, Stream):
+                    raise TypeError(
+                        f"{pname!r} argument must be a `Stream`; got a {type(val)!r} instead; did you "
+                        "forget to unpack the result of an operator that returns multiple streams?"
+                    )
             if param.kind is inspect.Parameter.VAR_POSITIONAL:
                 for val in bound.arguments[pname]:
                     if not isinstance(val, Stream):

@@ -254,3 +254,12 @@ def test_step_and_flow_ids_are_checked_when_the_flow_is_built() -> None:
         op.map(7, s, str)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="flow ID can't contain a period"):
         Dataflow("shop.v2")
+
+
+def test_an_operator_takes_only_streams_where_it_declares_streams() -> None:
+    with pytest.raises(
+        TypeError, match=re.escape("'up' argument must be a `Stream`; got a <class 'list'> instead")
+    ):
+        op.map("m", [1, 2], str)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=re.escape("'ups' *args all must be a `Stream`; got a <class 'int'>")):
+        op.merge("m", 1, 2)  # type: ignore[arg-type]
