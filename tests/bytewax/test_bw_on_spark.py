@@ -1,5 +1,5 @@
-"""Dataflows on Spark: ported Bytewax operator tests re-run with ``run_main`` on the ``spark``
-target (``FS_COMPAT_TARGET=spark``; the same switch runs the whole ported suite there), Spark
+"""Dataflows on Spark: operator tests of this suite re-run with ``run_main`` on the ``spark``
+target (``FS_COMPAT_TARGET=spark``; the same switch runs the whole Bytewax suite there), Spark
 DataFrames in and out of a flow (``fs_compat.bytewax.spark``), and what stays in-process only.
 
 The tests here re-run are a cheap, representative subset; ``FS_COMPAT_TARGET=spark pytest
@@ -66,7 +66,7 @@ ON_SPARK = [
 @pytest.mark.parametrize(("module", "name"), ON_SPARK, ids=[f"{m[8:]}::{n}" for m, n in ON_SPARK])
 @pytest.mark.spark
 @pytest.mark.slow
-def test_ported_test_passes_on_spark(
+def test_suite_test_passes_on_spark(
     module: str, name: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     monkeypatch.setenv("FS_COMPAT_TARGET", "spark")
