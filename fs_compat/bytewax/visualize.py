@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from .dataflow import Dataflow, Operator
+from .dataflow import Dataflow as _Dataflow
+from .dataflow import Operator as _Operator
 
 __all__ = [
     "RenderedDataflow",
@@ -96,7 +97,7 @@ class _Origins:
         raise KeyError(f"stream {stream_id!r} has no step that makes it")
 
 
-def _render(step: Operator, origins: _Origins) -> RenderedOperator:
+def _render(step: _Operator, origins: _Origins) -> RenderedOperator:
     inp = [
         RenderedPort(
             name, p.port_id, [origins.get(s) for s in p.stream_ids.values()], list(p.stream_ids.values())
@@ -118,7 +119,7 @@ def _render(step: Operator, origins: _Origins) -> RenderedOperator:
     return RenderedOperator(step.op_type, step.step_name, step.step_id, inp, out, substeps)
 
 
-def to_rendered(flow: Dataflow) -> RenderedDataflow:
+def to_rendered(flow: _Dataflow) -> RenderedDataflow:
     """The flow as a tree of rendered steps whose ports name the ports that feed them."""
     origins = _Origins()
     return RenderedDataflow(flow.flow_id, [_render(step, origins) for step in flow.substeps])
@@ -148,7 +149,7 @@ def _jsonable(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not JSON serializable")
 
 
-def to_json(flow: Dataflow) -> str:
+def to_json(flow: _Dataflow) -> str:
     """The rendered flow (:func:`to_rendered`) as indented JSON; every object has a ``typ`` key."""
     return json.dumps(to_rendered(flow), default=_jsonable, indent=2)
 
@@ -173,7 +174,7 @@ def _plantuml_links(ports: list[RenderedPort]) -> list[str]:
     ]
 
 
-def to_plantuml(flow: Dataflow, recursive: bool = False) -> str:
+def to_plantuml(flow: _Dataflow, recursive: bool = False) -> str:
     """A PlantUML component diagram of the flow; ``recursive`` also draws every step's sub-steps."""
     lines = ["@startuml"]
     for step in to_rendered(flow).substeps:
@@ -182,7 +183,7 @@ def to_plantuml(flow: Dataflow, recursive: bool = False) -> str:
     return "\n".join(lines)
 
 
-def to_mermaid(flow: Dataflow) -> str:
+def to_mermaid(flow: _Dataflow) -> str:
     """A Mermaid flowchart of the flow's top-level steps (sub-steps are not drawn)."""
     steps = to_rendered(flow).substeps
     owner: dict[str, tuple[RenderedOperator, RenderedPort]] = {
@@ -231,7 +232,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def _main(argv: Sequence[str] | None = None) -> None:
     """``python -m fs_compat.bytewax.visualize``: print the diagram of the dataflow named."""
     from .run import _locate_dataflow, _prepare_import
 
@@ -246,4 +247,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    _main()

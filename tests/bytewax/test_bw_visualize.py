@@ -15,7 +15,8 @@ import pytest
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.dataflow import Dataflow, Stream, operator
 from fs_compat.bytewax.testing import TestingSink, TestingSource
-from fs_compat.bytewax.visualize import main, to_json, to_mermaid, to_plantuml, to_rendered
+from fs_compat.bytewax.visualize import _main as main
+from fs_compat.bytewax.visualize import to_json, to_mermaid, to_plantuml, to_rendered
 
 
 def shop() -> Dataflow:
