@@ -45,12 +45,12 @@ def _jobs_tagged(tag: str, wanted: int = 1) -> list[dict[str, Any]]:
     """The jobs of the session's application whose tags name ``tag`` (over Connect, the server
     prefixes and suffixes a client's tag), waiting for Spark's listener to record them."""
     ui = _ui(spark_session())
-    with urllib.request.urlopen(f"{ui}/api/v1/applications", timeout=10) as response:
+    with urllib.request.urlopen(f"{ui}/api/v1/applications", timeout=60) as response:
         apps = json.load(response)
     app = apps[0]["id"]
     deadline = time.monotonic() + 20
     while True:
-        with urllib.request.urlopen(f"{ui}/api/v1/applications/{app}/jobs", timeout=10) as response:
+        with urllib.request.urlopen(f"{ui}/api/v1/applications/{app}/jobs", timeout=60) as response:
             jobs = [j for j in json.load(response) if any(tag in t for t in j.get("jobTags", []))]
         if len(jobs) >= wanted or time.monotonic() > deadline:
             return jobs
