@@ -9,6 +9,7 @@ master, the default parallelism, shipping Python files, the log level) is read h
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sys
 import tempfile
@@ -283,7 +284,14 @@ def jvm_logging_conf(conf: Mapping[str, str], mode: str) -> dict[str, str]:
     """``conf`` for a JVM this process starts: when ``mode`` is quiet, with the driver's log4j2
     configuration (``QUIET_LOG4J2``, written to a temporary file) added to
     ``spark.driver.extraJavaOptions``; on a local master the executors run in the driver's JVM
-    (a cluster's executors log to their workers' files)."""
+    (a cluster's executors log to their workers' files).
+
+    >>> options = jvm_logging_conf({"spark.driver.extraJavaOptions": "-Xss4m"}, QUIET)
+    >>> options["spark.driver.extraJavaOptions"].startswith("-Xss4m -Dlog4j2.configurationFile=file:")
+    True
+    >>> jvm_logging_conf({}, VERBOSE)
+    {}
+    """
     out = dict(conf)
     if mode != QUIET:
         return out
@@ -294,16 +302,17 @@ def jvm_logging_conf(conf: Mapping[str, str], mode: str) -> dict[str, str]:
     return out
 
 
-_log4j2_files: list[str] = []
-
-
 def _quiet_log4j2_file() -> str:
-    if not _log4j2_files:
-        handle, path = tempfile.mkstemp(suffix=".properties", prefix="fs-compat-log4j2-")
+    """``QUIET_LOG4J2`` in a file of the temporary directory named by its content's hash, so
+    that processes share one file (written once, atomically)."""
+    digest = hashlib.sha256(QUIET_LOG4J2.encode()).hexdigest()[:12]
+    path = os.path.join(tempfile.gettempdir(), f"fs-compat-log4j2-{digest}.properties")
+    if not os.path.exists(path):
+        handle, scratch = tempfile.mkstemp(suffix=".properties", prefix="fs-compat-log4j2-")
         with os.fdopen(handle, "w") as f:
             f.write(QUIET_LOG4J2)
-        _log4j2_files.append(path)
-    return _log4j2_files[0]
+        os.replace(scratch, path)
+    return path
 
 
 _announced: set[int] = set()

@@ -133,6 +133,8 @@ def test_a_failing_job_on_spark_shows_the_users_error_first_and_no_executor_trac
     assert done.returncode == 1
     assert re.fullmatch("error: " + EXPECTED, _first_error(done.stderr)), done.stderr
     _no_spark_traces(done.stderr)
+    if not os.environ.get("SPARK_REMOTE"):  # the embedded session's UI, announced once
+        assert len(re.findall(r"^Spark UI: http://\S+:\d+$", done.stderr, re.MULTILINE)) == 1, done.stderr
 
 
 @pytest.mark.spark
