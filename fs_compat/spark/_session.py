@@ -362,8 +362,8 @@ def described_jobs(spark: Any, job_name: str, description: str) -> Iterator[None
     """The Spark jobs started in the block carry ``job_name`` and ``description`` (what a user
     finds them by in Spark's UI and its REST API). On a classic session: the job group
     ``job_name`` with ``description`` (``setJobGroup``), and the tag ``job_tag(job_name)``. Over
-    Spark Connect, where the server sets each job's group and description itself: the tag, which
-    the server's UI lists among the job's tags (``spark.addTag``). The thread's previous
+    Spark Connect, where the server sets each job's description itself (``Spark Connect - ...``):
+    the tag, which the server's UI lists among the job's tags (``spark.addTag``). The thread's previous
     settings are restored at the end."""
     tag = job_tag(job_name)
     if is_connect(spark):

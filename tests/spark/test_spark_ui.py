@@ -2,8 +2,8 @@
 name (job group, tag) and its steps' names (description), read back through Spark's REST API
 (``/api/v1/applications/<app>/jobs``), for a PyFlink job and a Bytewax flow.
 
-Over Spark Connect the server sets each job's group and description itself; the job's tag is
-what carries the name there, in the server's UI (``FS_COMPAT_TEST_CONNECT_UI``: its address,
+Over Spark Connect the server sets each job's description itself; the job's tag is what
+carries the name there, in the server's UI (``FS_COMPAT_TEST_CONNECT_UI``: its address,
 set by the suite's Connect server)."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def test_a_pyflink_jobs_spark_jobs_carry_its_name_and_its_steps() -> None:
     env.execute("ui job")
     jobs = _jobs_tagged(job_tag("ui job"))
     assert jobs, "no Spark job carries the job's tag"
-    if not is_connect(spark_session()):  # over Connect the server sets group and description
+    if not is_connect(spark_session()):  # over Connect the server sets the description
         for job in jobs:
             assert job["jobGroup"] == "ui job"
             assert job["description"].startswith("ui job: ")
