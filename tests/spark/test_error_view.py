@@ -170,3 +170,24 @@ def test_a_failed_streaming_query_raises_the_users_error_first(tmp_path: Path) -
     # pyspark's transformWithStateInPandas driver worker: its prints after the first are silenced
     assert "Starting execution of UDF" not in done.stdout + done.stderr
     assert "finish init stage" not in done.stdout + done.stderr
+
+
+def test_user_error_remakes_the_class_the_task_raised() -> None:
+    from fs_compat.common._conform import DeclaredTypeError
+    from fs_compat.runtime import StateAccessError
+    from fs_compat.spark import user_error
+
+    def wrapped(line: str) -> RuntimeError:
+        return RuntimeError(f"[PYTHON_EXCEPTION] Traceback (most recent call last):\n  File ...\n{line}\n")
+
+    state = user_error(wrapped("fs_compat.runtime._state.StateAccessError: state 's' is a list state"))
+    assert type(state) is StateAccessError and str(state) == "state 's' is a list state"
+    declared = user_error(wrapped("fs_compat.common._conform.DeclaredTypeError: 'a' (str) does not fit"))
+    assert type(declared) is DeclaredTypeError and str(declared) == "'a' (str) does not fit"
+    unknown = user_error(wrapped("fs_compat.nowhere.GoneError: it moved"))
+    assert type(unknown) is StepError and str(unknown) == "it moved"
+    # The error a task ended with is the last one its traceback names.
+    first = "fs_compat.runtime._state.StateAccessError: first"
+    both = user_error(wrapped(f"{first}\n\nfs_compat.runtime._local.StepError: last"))
+    assert type(both) is StepError and str(both) == "last"
+    assert all(isinstance(e.__context__, RuntimeError) for e in (state, declared, unknown, both))
