@@ -460,7 +460,7 @@ def run_main(
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
-        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(upstream))
+        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(upstream), job_name=flow.flow_id)
     except StepError as exc:
         error = _bytewax_error(exc)
         if error is exc:
