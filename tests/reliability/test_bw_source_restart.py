@@ -24,7 +24,7 @@ from pathlib import Path
 
 import bw_source_job
 import pytest
-from test_crash_restart import Children, _kill, _tail, _wait_for
+from test_crash_restart import Children, _kill, _tail, _wait_for, _wait_until_gone
 
 from fs_compat.spark import spark_session
 
@@ -76,6 +76,7 @@ def test_a_custom_source_killed_and_restarted_neither_skips_nor_repeats(
         pytest.fail(f"the last run did not end within {DEADLINE_S} s:\n{_tail(log)}")
     assert proc.returncode == 0, _tail(log)
     assert "DONE" in log.read_text()
+    _wait_until_gone(proc.pid)  # its JVM may still be shutting down
 
     _checkpoint, sink, _gate = bw_source_job.paths(workdir)
     rows = spark_session().read.parquet(str(sink)).collect()  # honours the sink log
