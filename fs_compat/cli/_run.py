@@ -11,7 +11,9 @@ otherwise. When the target is Spark, the SparkSession is started before the job,
 ``spark.ui.showConsoleProgress=true`` (Spark's progress bar, on stderr): a job that asks for a
 session itself (``SparkSession.builder.getOrCreate()``, ``fs_compat.spark.spark_session()``)
 gets that one. A file that executes no job but defines a Bytewax dataflow named ``flow`` (what
-``python -m bytewax.run FILE`` runs) has that flow run on the target.
+``python -m bytewax.run FILE`` runs) has that flow run on the target. A streaming job (one that
+starts a query on a ported job's streaming DataFrame and awaits it) prints one line per
+micro-batch while it runs.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def run_job(
     the job's own ``sys.exit`` status, or 1 when it raised (after one line on stderr naming
     what failed)."""
     settings = job_settings(master, conf)
-    status, exited, ran_flow = 0, False, False
+    status, exited, ran_flow, streamed = 0, False, False, False
     failure: str | None = None
     saved_argv, saved_path = list(sys.argv), list(sys.path)
     sys.argv = [str(path) if argv0 is None else argv0, *args]
@@ -91,8 +93,12 @@ def run_job(
                     from fs_compat.spark import spark_session
 
                     spark_session(settings)
+                streams = _streams_built()
                 namespace = runpy.run_path(str(path), run_name="__main__")
-                if not summaries:
+                streamed = _streams_built() > streams
+                if streamed:  # the lines of its micro-batches: wait for the last ones
+                    _await_stream_lines()
+                if not summaries and not streamed:
                     ran_flow = _run_module_flow(namespace, resolve_target(settings=settings, default=SPARK))
             except SystemExit as exc:
                 status, exited = _exit_status(exc), True
@@ -105,11 +111,31 @@ def run_job(
     for summary in summaries:
         print()
         print(summary.render())
-    if not summaries and status == 0 and not exited and not ran_flow:  # (not after its sys.exit)
+    # (not after its sys.exit)
+    if not summaries and status == 0 and not exited and not ran_flow and not streamed:
         print(f"{path}: no job was executed (the file never called env.execute())", file=sys.stderr)
     if failure is not None:
         print(f"error: {failure}", file=sys.stderr)
     return status
+
+
+def _streams_built() -> int:
+    """How many streaming DataFrames the process built so far (0 when Spark is not loaded)."""
+    if "fs_compat.spark" not in sys.modules:
+        return 0
+    from fs_compat.spark import streams_built
+
+    return streams_built()
+
+
+def _await_stream_lines() -> None:
+    from pyspark.sql import SparkSession
+
+    from fs_compat.spark import await_stream_lines
+
+    spark = SparkSession.getActiveSession()
+    if spark is not None:
+        await_stream_lines(spark)
 
 
 def _run_module_flow(namespace: Mapping[str, object], target: str) -> bool:

@@ -11,6 +11,8 @@ from ._batch import batch_dataframe, collect_items, run_batch
 from ._convert import OutputColumns, row_type_of, type_info_of
 from ._events import watermark_column
 from ._kafka import kafka_package, with_kafka_connector
+from ._progress import await_lines as await_stream_lines
+from ._progress import streams_built
 from ._session import (
     EMBEDDED_DEFAULTS,
     default_parallelism,
@@ -26,6 +28,7 @@ __all__ = [
     "EMBEDDED_DEFAULTS",
     "OutputColumns",
     "StreamPlanError",
+    "await_stream_lines",
     "batch_dataframe",
     "collect_items",
     "default_parallelism",
@@ -38,6 +41,7 @@ __all__ = [
     "spark_master",
     "spark_session",
     "stream_dataframe",
+    "streams_built",
     "type_info_of",
     "watermark_column",
     "with_kafka_connector",

@@ -85,6 +85,7 @@ from fs_compat.runtime import (
 
 from ._convert import OutputColumns, RowReader, dumps
 from ._events import watermark_column
+from ._progress import watch
 from ._routing import key_columns, locate_keys, selects_field, split_keys
 from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
@@ -187,13 +188,15 @@ def stream_dataframe(
     shape = stream_shape(node, tag)
     out = OutputColumns(output_type)
     source = shape.source.handle
-    if shape.keyed is None:
-        return source.mapInArrow(_stateless(shape, tag, config, out), out.schema)
     delay = _watermark_delay(shape)
+    # The line per micro-batch (``_progress``): counts between the passes.
+    observe = watch(source, [n.name for n in shape.before], [k.name for k, _after in shape.stages], delay)
+    if shape.keyed is None:
+        return observe(source.mapInArrow(_stateless(shape, tag, config, out), out.schema), 0, False)
     session = source.sparkSession
     _use_rocksdb(session)
     pre_schema = _spark_schema(_PRE_FIELDS)
-    df = source.mapInArrow(_pre(shape, config), pre_schema)
+    df = observe(source.mapInArrow(_pre(shape, config), pre_schema), 0, True)
     row_names = None if shape.before else _reader(shape).names
     cache_bytes = int(session.conf.get(WORKER_CACHE_CONF, str(DEFAULT_WORKER_CACHE_BYTES)))
     for i, (keyed, after) in enumerate(shape.stages):
@@ -217,6 +220,7 @@ def stream_dataframe(
                 _KeyGroupProcessor(fn), out.schema if last else pre_schema, "Append", "None"
             )
         )
+        df = observe(df, i + 1, not last)
         if not last:
             df = df.mapInArrow(_markers(config.max_parallelism), pre_schema)
     return df
