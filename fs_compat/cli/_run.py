@@ -7,8 +7,8 @@ How the options reach the job: ``--conf`` settings (``spark.*``, ``execution.tar
 ``StreamExecutionEnvironment`` the file creates (``default_settings``; the job's own
 ``configure`` calls override them), with ``execution.target=spark`` unless ``--conf`` says
 otherwise. When the target is Spark, the SparkSession is started before the job, from
-``--master`` (``spark.master``), the ``spark.*`` settings and
-``spark.ui.showConsoleProgress=true`` (Spark's progress bar, on stderr): a job that asks for a
+``--master`` (``spark.master``) and the ``spark.*`` settings (a batch job running longer than a
+few seconds shows fs-compat's progress bar on stderr when it is a terminal): a job that asks for a
 session itself (``SparkSession.builder.getOrCreate()``, ``fs_compat.spark.spark_session()``)
 gets that one. A file that executes no job but defines a Bytewax dataflow named ``flow`` (what
 ``python -m bytewax.run FILE`` runs) has that flow run on the target. A streaming job (one that
@@ -39,7 +39,7 @@ def job_settings(master: str | None, conf: Mapping[str, str]) -> dict[str, str]:
     >>> job_settings(None, {})[TARGET_KEY]
     'spark'
     """
-    settings = {TARGET_KEY: SPARK, "spark.ui.showConsoleProgress": "true", **conf}
+    settings = {TARGET_KEY: SPARK, **conf}
     if master is not None:
         settings["spark.master"] = master
     return settings

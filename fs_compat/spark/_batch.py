@@ -47,6 +47,7 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
+from ._bar import watching
 from ._chain import Prechain, chained, prechained
 from ._convert import OutputColumns, RowReader, dumps
 from ._counters import counting, observed, step_tally
@@ -297,15 +298,17 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> JobSumm
     nodes = upstream_of(sinks)
     with counting(spark) as counters:
         frames, cached = _build_frames(spark, nodes, config)
+    names = {node.id: node.name for node in nodes if not isinstance(node, (SourceNode, SinkNode))}
     try:
-        for sink in nodes:
-            if isinstance(sink, SinkNode):
-                assert sink.consume is not None
-                edge = sink.inputs[0]
-                values = _collect(frames[edge.source.id], edge.side_tag)
-                counters.sink_received(sink, len(values))
-                for value in values:
-                    sink.consume(value)
+        with watching(spark, counters.accumulator, names):  # a bar on a terminal
+            for sink in nodes:
+                if isinstance(sink, SinkNode):
+                    assert sink.consume is not None
+                    edge = sink.inputs[0]
+                    values = _collect(frames[edge.source.id], edge.side_tag)
+                    counters.sink_received(sink, len(values))
+                    for value in values:
+                        sink.consume(value)
     finally:
         for df in cached:
             df.unpersist()
