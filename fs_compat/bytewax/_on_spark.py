@@ -25,6 +25,7 @@ from fs_compat.runtime import (
     SinkNode,
     SourceNode,
     StepError,
+    publish,
     upstream_of,
 )
 
@@ -423,7 +424,7 @@ def run_main(
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
-        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(upstream))
+        summary = run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(upstream))
     except StepError as exc:
         error = _bytewax_error(exc)
         if error is exc:
@@ -433,3 +434,4 @@ def run_main(
         tap.call()
     for writer in writers:
         writer.write(_spark_for(upstream))
+    publish(attrs.evolve(summary, job_name=flow.flow_id))  # fs-compat run prints it

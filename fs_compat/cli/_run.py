@@ -13,7 +13,8 @@ session itself (``SparkSession.builder.getOrCreate()``, ``fs_compat.spark.spark_
 gets that one. A file that executes no job but defines a Bytewax dataflow named ``flow`` (what
 ``python -m bytewax.run FILE`` runs) has that flow run on the target. A streaming job (one that
 starts a query on a ported job's streaming DataFrame and awaits it) prints one line per
-micro-batch while it runs.
+micro-batch while it runs. ``--conf metrics.reporter.prom.port=PORT`` serves the jobs' metrics in
+Prometheus' format at ``http://HOST:PORT/metrics`` while the file runs (``fs_compat.monitoring``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from pathlib import Path
 
 from fs_compat.execution import SPARK, TARGET_KEY, default_settings, resolve_target
 from fs_compat.runtime import StepError, collect_summaries
+
+#: The setting (Flink's Prometheus reporter's) that serves the metrics on a port while the job runs.
+PROMETHEUS_PORT_KEY = "metrics.reporter.prom.port"
 
 #: A StepError as it appears inside another exception's text (a Spark error).
 _STEP_ERROR = re.compile(r"StepError: (.*)")
@@ -86,6 +90,12 @@ def run_job(
     saved_argv, saved_path = list(sys.argv), list(sys.path)
     sys.argv = [str(path) if argv0 is None else argv0, *args]
     sys.path.insert(0, str(path.resolve().parent))  # as `python JOB.py`: its folder first
+    port = settings.get(PROMETHEUS_PORT_KEY)
+    if port:  # Flink's Prometheus reporter's key: serve the metrics for scraping
+        from fs_compat.monitoring import serve_metrics
+
+        server = serve_metrics(int(port))
+        print(f"metrics: http://localhost:{server.server_port}/metrics", file=sys.stderr)
     try:
         with default_settings(settings), collect_summaries() as summaries:
             try:

@@ -19,6 +19,7 @@ keyed state lives in one state row per key group).
 from __future__ import annotations
 
 import atexit
+import pickle
 import sys
 import threading
 import uuid
@@ -27,10 +28,15 @@ from typing import Any, TextIO
 
 import attrs
 
-from fs_compat.runtime import JobSummary, StepSummary
+from fs_compat.runtime import JobSummary, MetricValue, StepSummary, merge_metrics, snapshot_metrics
+
+#: Per step (node id): its metrics by name.
+StepMetrics = dict[int, dict[str, MetricValue]]
 
 #: Observation names start with this (then the plan's id and the point).
 _PREFIX = "fs_compat_"
+#: The column of the last keyed step's output whose rows carry its calls' metrics.
+METRICS_COLUMN = "__fs_compat_metrics"
 
 
 @attrs.frozen
@@ -43,33 +49,92 @@ class Watched:
     before: str | None
     stages: tuple[str, ...]
     delay: int | None
+    names: tuple[tuple[int, str], ...] = ()  # the keyed steps and those after them: id, name
 
 
 _plans: dict[str, Watched] = {}
+
+
+# Metrics of a key-group call (in Spark's workers). ---------------------------------------------
+
+
+def runner_metrics(runner: Any) -> StepMetrics:
+    """The metrics of the steps a SubtaskRunner runs (a key group's), per step."""
+    found: StepMetrics = {}
+    for task in runner._chain:
+        values = merge_metrics(snapshot_metrics(inst.rt.metrics) for inst in task.instances)
+        if values:
+            found[task.node.id] = values
+    return found
+
+
+def metric_changes(before: StepMetrics, after: StepMetrics) -> bytes | None:
+    """What a call added to its key group's metrics (counts and sums as differences; a gauge, a
+    distribution's minimum and maximum as they are now), pickled; None when nothing changed."""
+    changed: StepMetrics = {}
+    for step, values in after.items():
+        old = before.get(step, {})
+        for name, now in values.items():
+            was = old.get(name)
+            if was == now:
+                continue
+            if was is not None and now.kind != "gauge":
+                now = attrs.evolve(
+                    now, value=now.value - was.value, count=now.count - was.count, total=now.total - was.total
+                )
+            changed.setdefault(step, {})[name] = now
+    return pickle.dumps(changed) if changed else None
+
+
+def _unpack(blobs: Sequence[bytes] | None) -> StepMetrics:
+    merged: StepMetrics = {}
+    for blob in blobs or ():
+        for step, values in pickle.loads(blob).items():
+            merged[step] = merge_metrics([merged.get(step, {}), values])
+    return merged
+
+
 #: Streaming DataFrames built in this process (``fs-compat run`` says a file ran a job).
 built: list[str] = []
 
 
 def watch(
-    df: Any, before: Sequence[str], stages: Sequence[str], delay: int | None
-) -> Callable[[Any, int, bool], Any]:
+    df: Any,
+    before: Sequence[str],
+    stages: Sequence[str],
+    delay: int | None,
+    names: Sequence[tuple[int, str]] = (),
+) -> Callable[[Any, int, str], Any]:
     """Register a streaming plan whose first pass is ``df`` (its session gets the listener);
-    returns ``observe(df, point, records)``, which adds the observation of point ``point``
-    (0: after the first pass; ``i``: after keyed step ``i``) to ``df``: rows with a value
-    (``records``: rows of the ``v`` column; else every row) and, at point 0, the largest ``ts``."""
-    plan = Watched(uuid.uuid4().hex[:12], " > ".join(before) or None, tuple(stages), delay)
+    returns ``observe(df, point, kind)``, which adds the observation of point ``point`` (0:
+    after the first pass; ``i``: after keyed step ``i``) to ``df`` and returns it. ``kind``:
+    ``"events"`` (rows of ``_PRE_FIELDS``: records have ``v``; at point 0 also the largest
+    ``ts``; after a keyed step, its call's markers, ``kg`` -1, carry the metrics its steps
+    added in their ``v``), ``"rows"`` (every row is a record) or the name of the column
+    whose non-null rows carry the metrics instead of records (they are dropped after it)."""
+    plan = Watched(uuid.uuid4().hex[:12], " > ".join(before) or None, tuple(stages), delay, tuple(names))
     _plans[plan.plan_id] = plan
     built.append(plan.plan_id)
     listen(df.sparkSession)
 
-    def observe(frame: Any, point: int, records: bool) -> Any:
+    def observe(frame: Any, point: int, kind: str) -> Any:
         from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
-        counted = F.count(F.col("v")) if records else F.count(F.lit(1))
-        aggs = [counted.alias("n")]
-        if point == 0 and records:
-            aggs.append(F.max(F.col("ts")).alias("ts"))
-        return frame.observe(f"{_PREFIX}{plan.plan_id}_{point}", *aggs)
+        name = f"{_PREFIX}{plan.plan_id}_{point}"
+        if kind == "rows":
+            return frame.observe(name, F.count(F.lit(1)).alias("n"))
+        if kind == "events":
+            marker = F.col("kg") == -1
+            aggs = [F.count(F.when(~marker, F.col("v"))).alias("n")]
+            if point == 0:
+                aggs.append(F.max(F.col("ts")).alias("ts"))
+            else:
+                aggs.append(F.collect_list(F.when(marker, F.col("v"))).alias("m"))
+            return frame.observe(name, *aggs)
+        carrier = F.col(kind)
+        counted = F.count(F.when(carrier.isNull(), F.lit(1))).alias("n")
+        observed = frame.observe(name, counted, F.collect_list(carrier).alias("m"))
+        return observed.where(carrier.isNull()).drop(kind)
 
     return observe
 
@@ -196,6 +261,12 @@ class StreamProgress:
     state: tuple[tuple[int, int], ...]  # per keyed step: (key groups with state, bytes)
     watermark: int | None
     duration_s: float
+    #: Per step with metrics (its name): what the micro-batch added to them (a gauge: its value).
+    metrics: tuple[tuple[str, dict[str, MetricValue]], ...] = ()
+    #: The same, added up over the query's micro-batches so far (the exported values).
+    totals: tuple[tuple[str, dict[str, MetricValue]], ...] = ()
+    #: Records in and out per step (as ``steps``) over the query's micro-batches so far.
+    step_totals: tuple[tuple[str, int, int], ...] = ()
 
     @classmethod
     def of(cls, progress: Any) -> StreamProgress | None:
@@ -228,7 +299,34 @@ class StreamProgress:
         if plan.delay is not None and key in _max_ts:
             watermark = _max_ts[key] - plan.delay
         duration = (progress.batchDuration or 0) / 1000
-        return cls(query, int(progress.batchId), records_in, tuple(steps), state, watermark, duration)
+        added = _unpack([b for i in range(1, len(plan.stages) + 1) for b in _list(rows.get(i), "m")])
+        names = dict(plan.names)
+        total = _totals.setdefault(key, {})
+        for step, values in added.items():
+            total[step] = {**total.get(step, {}), **_running(total.get(step, {}), values)}
+        metrics = tuple(
+            (names.get(step, str(step)), dict(sorted(v.items()))) for step, v in sorted(added.items())
+        )
+        totals = tuple(
+            (names.get(step, str(step)), dict(sorted(v.items()))) for step, v in sorted(total.items())
+        )
+        seen = _records.setdefault(key, {})
+        for label, n_in, n_out in steps:
+            was_in, was_out = seen.get(label, (0, 0))
+            seen[label] = (was_in + n_in, was_out + n_out)
+        so_far = tuple((label, *seen[label]) for label, _i, _o in steps)
+        return cls(
+            query,
+            int(progress.batchId),
+            records_in,
+            tuple(steps),
+            state,
+            watermark,
+            duration,
+            metrics,
+            totals,
+            so_far,
+        )
 
     @staticmethod
     def report(progress: Any) -> None:
@@ -258,18 +356,52 @@ class StreamProgress:
         if self.watermark is not None:
             parts.append(f"watermark {self.watermark}")
         parts.append(f"{self.duration_s:.2f} s")
+        for step, values in self.metrics:
+            parts.append(f"{step}: " + "; ".join(f"{name} {m.render()}" for name, m in values.items()))
         return " | ".join(parts)
 
     def summary(self) -> JobSummary:
-        """The micro-batch as a JobSummary (records of this batch; state now)."""
+        """The query so far as a JobSummary: records and metrics over its micro-batches (since
+        this process started it), state as of this micro-batch."""
         steps = []
         offset = len(self.steps) - len(self.state)  # the keyed steps are the last ones
-        for i, (label, n_in, n_out) in enumerate(self.steps):
+        for i, (label, n_in, n_out) in enumerate(self.step_totals or self.steps):
             keys = size = None
             if 0 <= offset <= i:
                 keys, size = self.state[i - offset]
             steps.append(StepSummary(label, i, "step", n_in, n_out, keys, size))
+        for name, values in self.totals:  # the metrics so far, on their steps
+            at = next((j for j, step in enumerate(steps) if step.name == name), None)
+            if at is None:
+                steps.append(StepSummary(name, len(steps), "step", None, None, metrics=values))
+            else:
+                steps[at] = attrs.evolve(steps[at], metrics=values)
         return JobSummary(self.query, "spark streaming", self.duration_s, tuple(steps))
+
+
+#: The metrics of each (query id, plan id) added up over its micro-batches (``_running``), and
+#: the records in and out of each of its steps.
+_totals: dict[tuple[str, str], StepMetrics] = {}
+_records: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
+
+
+def _running(total: dict[str, MetricValue], added: dict[str, MetricValue]) -> dict[str, MetricValue]:
+    """``total`` with a micro-batch's ``added`` values: counts and sums add up; a gauge, a
+    distribution's minimum and maximum the smaller and the larger."""
+    out = dict(total)
+    for name, value in added.items():
+        old = out.get(name)
+        if old is None or value.kind == "gauge":
+            out[name] = value
+        else:
+            out[name] = attrs.evolve(old.merged(value), value=old.value + value.value)
+    return out
+
+
+def _list(row: Any, field: str) -> list[Any]:
+    if row is None or field not in row.asDict():
+        return []
+    return list(row[field] or [])
 
 
 def _int(row: Any, field: str, default: int | None = 0) -> Any:

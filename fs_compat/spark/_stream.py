@@ -85,7 +85,7 @@ from fs_compat.runtime import (
 
 from ._convert import OutputColumns, RowReader, dumps
 from ._events import watermark_column
-from ._progress import watch
+from ._progress import METRICS_COLUMN, metric_changes, runner_metrics, watch
 from ._routing import key_columns, locate_keys, selects_field, split_keys
 from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
@@ -190,13 +190,20 @@ def stream_dataframe(
     source = shape.source.handle
     delay = _watermark_delay(shape)
     # The line per micro-batch (``_progress``): counts between the passes.
-    observe = watch(source, [n.name for n in shape.before], [k.name for k, _after in shape.stages], delay)
+    stepped = [n for keyed, after in shape.stages for n in (keyed, *after)]
+    observe = watch(
+        source,
+        [n.name for n in shape.before],
+        [k.name for k, _after in shape.stages],
+        delay,
+        [(n.id, n.name) for n in stepped],
+    )
     if shape.keyed is None:
-        return observe(source.mapInArrow(_stateless(shape, tag, config, out), out.schema), 0, False)
+        return observe(source.mapInArrow(_stateless(shape, tag, config, out), out.schema), 0, "rows")
     session = source.sparkSession
     _use_rocksdb(session)
     pre_schema = _spark_schema(_PRE_FIELDS)
-    df = observe(source.mapInArrow(_pre(shape, config), pre_schema), 0, True)
+    df = observe(source.mapInArrow(_pre(shape, config), pre_schema), 0, "events")
     row_names = None if shape.before else _reader(shape).names
     cache_bytes = int(session.conf.get(WORKER_CACHE_CONF, str(DEFAULT_WORKER_CACHE_BYTES)))
     for i, (keyed, after) in enumerate(shape.stages):
@@ -213,17 +220,26 @@ def stream_dataframe(
             cache_bytes,
             next_step=None if last else shape.stages[i + 1][0],
         )
+        schema = pre_schema
+        if last:  # plus the column the calls' metrics travel in (``_progress``; dropped after it)
+            fn.metrics_column = METRICS_COLUMN
+            schema = _with_metrics(out.schema)
         df = (
             df.withColumn("now", _batch_time_ms())
             .groupBy("kg")
-            .transformWithStateInPandas(
-                _KeyGroupProcessor(fn), out.schema if last else pre_schema, "Append", "None"
-            )
+            .transformWithStateInPandas(_KeyGroupProcessor(fn), schema, "Append", "None")
         )
-        df = observe(df, i + 1, not last)
+        df = observe(df, i + 1, METRICS_COLUMN if last else "events")
         if not last:
             df = df.mapInArrow(_markers(config.max_parallelism), pre_schema)
     return df
+
+
+def _with_metrics(schema: Any) -> Any:
+    """``schema`` and the column the calls' metrics travel in (``METRICS_COLUMN``)."""
+    from pyspark.sql import types as st
+
+    return st.StructType([*schema.fields, st.StructField(METRICS_COLUMN, st.BinaryType(), True)])
 
 
 #: The state store provider ``transformWithStateInPandas`` needs, and Spark's default (which it
@@ -693,6 +709,9 @@ class _KeyGroups:
         self.skip_idle, self.watermark_hooks = _idle_hooks((keyed, *self.after))
         #: The keyed step the main output goes to (None: the output is the job's, as columns).
         self.next: _NextStep | None = None if next_step is None else _NextStep(next_step, config)
+        #: The output's extra column for the call's metrics (the job's output only; ``_progress``).
+        self.metrics_column: str | None = None
+        self._metrics: bytes | None = None  # what the current call added to its steps' metrics
 
     def _new_group(self, kg: int) -> _Group:
         now = [0]
@@ -716,14 +735,23 @@ class _KeyGroups:
         for pdf in pdfs:
             if len(pdf):
                 records.add(pdf)
+        self._metrics = None
         results = self._run(kg, records, state)
+        metrics = self._metrics
         if self.next is not None:
-            yield self.next.frame(kg, results, records.max_ts)
-        elif results:
+            yield self.next.frame(kg, results, records.max_ts, metrics)
+        elif results or metrics is not None:
             import pandas as pd
 
             cols = self.out.columns([v for v, _t in results])
-            yield pd.DataFrame({name: pd.Series(cols[name], dtype=object) for name in self.out.names})
+            frame = {name: pd.Series(cols[name], dtype=object) for name in self.out.names}
+            if self.metrics_column is not None:
+                if metrics is not None:  # one more row: no values, the metrics
+                    frame = {name: pd.Series([*col, None], dtype=object) for name, col in frame.items()}
+                frame[self.metrics_column] = pd.Series(
+                    [None] * len(results) + ([metrics] if metrics is not None else []), dtype=object
+                )
+            yield pd.DataFrame(frame)
 
     def _run(self, kg: int, records: _Records, state: Any) -> list[tuple[Any, int | None]]:
         """Run key group ``kg`` over ``records``; its outputs (values and timestamps)."""
@@ -742,6 +770,7 @@ class _KeyGroups:
             group = self._group_for(kg, row)
         cache_key = (self.plan_id, _query_id(), kg)
         runner = group.runner
+        metrics_before = runner_metrics(runner)
         group.now[0] = int(state.getCurrentProcessingTimeMs())
         runner.processing_time_advanced()
         if data:
@@ -759,6 +788,7 @@ class _KeyGroups:
         runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
         results = [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == self.tag]
         runner.runtime.backend.purge_expired()  # expired TTL state leaves the state store
+        self._metrics = metric_changes(metrics_before, runner_metrics(runner))
         if self._save(group, kg, state, row):
             _CACHE.put(cache_key, group, self.cache_bytes)
         return results
@@ -846,9 +876,12 @@ class _NextStep:
         self.key_selector = edge.key_selector
         self.encoder = KeyEncoder(edge.key_codec, config.max_parallelism)
 
-    def frame(self, kg: int, results: list[tuple[Any, int | None]], max_ts: int | None) -> Any:
+    def frame(
+        self, kg: int, results: list[tuple[Any, int | None]], max_ts: int | None, metrics: bytes | None = None
+    ) -> Any:
         """The rows of ``results`` (outputs of key group ``kg``, in order: ``seq`` keeps it per
-        key group), then this call's marker (``kg`` -1, ``ts`` the largest timestamp it saw)."""
+        key group), then this call's marker (``kg`` -1, ``ts`` the largest timestamp it saw, ``v``
+        what the call added to its steps' metrics, for ``_progress``)."""
         import pandas as pd
 
         values = [v for v, _t in results]
@@ -859,7 +892,7 @@ class _NextStep:
             {
                 "kg": pd.Series([*kgs, -1], dtype="int32"),
                 "seq": pd.Series([*range(kg << 40, (kg << 40) + n), -1], dtype="int64"),
-                "v": pd.Series([*_dumps_all(values), None], dtype=object),
+                "v": pd.Series([*_dumps_all(values), metrics], dtype=object),
                 "ts": pd.Series([*(t for _v, t in results), max_ts], dtype=object),
                 "ki": pd.Series([*ints, None], dtype=object),
                 "ks": pd.Series([*strs, None], dtype=object),

@@ -134,10 +134,34 @@ def test_bytewax_prometheus_metrics_from_spark_workers() -> None:
         return _samples(prometheus_text())[key] - before.get(key, 0.0)
 
     flow, out = _flow()
-    run_main(flow, _target="spark")
+    with collect_summaries() as found:
+        run_main(flow, _target="spark")
     assert sorted(out) == ["apple", "avocado", "banana", "kiwi"]
+    # The job's summary shows what the workers added, under the pass's first step.
+    (summary,) = found
+    assert summary.job_name == "words"
+    shown = {name: m for step in summary.steps for name, m in step.metrics.items()}
+    assert shown["fs_test_words_seen{a}"] == MetricValue("counter", 2)
+    assert shown["fs_test_word_length"] == MetricValue("distribution", count=4, total=22)
     assert added("fs_test_words_seen_total", first="a") == 2
     assert added("fs_test_words_seen_total", first="k") == 1
     assert added("fs_test_word_length_count") == 4
     assert added("fs_test_word_length_sum") == 22
     assert added("fs_test_word_length_bucket", le="5.0") == 2
+
+
+def test_serve_metrics_over_http() -> None:
+    import urllib.request
+
+    from fs_compat.monitoring import serve_metrics
+
+    _run("local", "served")
+    server = serve_metrics(0, "127.0.0.1")
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/metrics"
+        with urllib.request.urlopen(url, timeout=30) as response:
+            text = response.read().decode()
+    finally:
+        server.shutdown()
+    at = (("job_name", "served"), ("operator_name", "tally"))
+    assert _samples(text)[("flink_taskmanager_job_task_operator_orders_seen", at)] == len(AMOUNTS)

@@ -1,7 +1,7 @@
 """A streaming query of a ported job, run by ``fs-compat run`` from its checkpoint, prints one
-line per micro-batch (records in and out per step, state, watermark, duration) from a
-StreamingQueryListener, over Spark Connect too, and its latest micro-batch is exported for
-Prometheus."""
+line per micro-batch (records in and out per step, state, watermark, duration, what it added to
+the metric group) from a StreamingQueryListener, over Spark Connect too, and the query's figures
+so far are exported for Prometheus."""
 
 from __future__ import annotations
 
@@ -36,8 +36,10 @@ source, checkpoint, sink = sys.argv[1:]
 class Count(KeyedProcessFunction):
     def open(self, runtime_context):
         self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+        self.seen = runtime_context.get_metrics_group().counter("seen")
 
     def process_element(self, value, ctx):
+        self.seen.inc()
         count = (self.count.value() or 0) + 1
         self.count.update(count)
         if value.n > 1:
@@ -94,8 +96,10 @@ def test_fs_compat_run_prints_one_line_per_micro_batch(
     assert fields[0][3].startswith("state 2 key groups, ")  # a and b
     assert fields[0][4] == "watermark 500"  # the largest timestamp (1500) - 1 s
     assert fields[0][5].endswith(" s")
+    assert fields[0][6] == "count: seen 2"  # the step's metric group: what the micro-batch added
     assert fields[1][:3] == ["[counts] batch 1: 1 in", "positive 1 in, 1 out", "count 1 in, 1 out"]
     assert fields[1][4] == "watermark 2000"
+    assert fields[1][6] == "count: seen 1"
     assert sorted(tuple(r) for r in spark.read.parquet(str(tmp_path / "out")).collect()) == [
         ("a", 2),
         ("b", 1),
@@ -109,4 +113,6 @@ def test_fs_compat_run_prints_one_line_per_micro_batch(
         if s.labels.get("job_name") == "counts"
     }
     assert samples[("fs_compat_state_keys", "count")] == 2
-    assert ("fs_compat_records_in", "positive") in samples
+    assert samples[("fs_compat_records_in", "positive")] == 4  # over the micro-batches
+    assert samples[("fs_compat_records_out", "count")] == 2
+    assert samples[("flink_taskmanager_job_task_operator_seen", "count")] == 3
