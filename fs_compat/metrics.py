@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fs_compat.runtime import MetricValue
+from fs_compat.runtime import MetricValue as _MetricValue
 
 __all__ = ["Counter", "Distribution", "Meter", "MetricGroup"]
 
@@ -40,9 +40,9 @@ class Counter:
         """The current count."""
         return self._count
 
-    def metric_value(self) -> MetricValue:
+    def metric_value(self) -> _MetricValue:
         """The value the job's summary and the exporters show."""
-        return MetricValue("counter", self._count)
+        return _MetricValue("counter", self._count)
 
 
 class Meter:
@@ -60,9 +60,9 @@ class Meter:
         """The events recorded so far."""
         return self._count
 
-    def metric_value(self) -> MetricValue:
+    def metric_value(self) -> _MetricValue:
         """The value the job's summary and the exporters show (the events so far)."""
-        return MetricValue("meter", self._count)
+        return _MetricValue("meter", self._count)
 
 
 class Distribution:
@@ -75,12 +75,12 @@ class Distribution:
         """Record ``value``."""
         self.values.append(value)
 
-    def metric_value(self) -> MetricValue:
+    def metric_value(self) -> _MetricValue:
         """The value the job's summary and the exporters show: count, sum, minimum, maximum."""
         values = self.values
         if not values:
-            return MetricValue("distribution")
-        return MetricValue(
+            return _MetricValue("distribution")
+        return _MetricValue(
             "distribution", count=len(values), total=sum(values), low=min(values), high=max(values)
         )
 

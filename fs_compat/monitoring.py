@@ -26,13 +26,13 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from fs_compat.runtime import JobSummary, MetricValue, latest_summaries
+from fs_compat import runtime as _runtime
 
-__all__ = ["prometheus_text", "serve_metrics", "stream_summaries"]
+__all__ = ["metric_name", "prometheus_text", "serve_metrics", "stream_summaries"]
 
 #: The per-step summary of each streaming query's latest micro-batch, by query name (set by
 #: ``fs_compat.spark``'s streaming listener).
-stream_summaries: dict[str, JobSummary] = {}
+stream_summaries: dict[str, _runtime.JobSummary] = {}
 
 _registered = threading.Lock()
 _collector: list[Any] = []
@@ -103,7 +103,7 @@ class _Collector:
             "state_bytes": GaugeMetricFamily("fs_compat_state_bytes", "Bytes of keyed state", labels=labels),
         }
         user: dict[str, Any] = {}
-        for summary in [*latest_summaries.values(), *stream_summaries.values()]:
+        for summary in [*_runtime.latest_summaries.values(), *stream_summaries.values()]:
             for step in summary.steps:
                 at = [summary.job_name, step.name]
                 for field, family in families.items():
@@ -116,7 +116,7 @@ class _Collector:
         yield from user.values()
 
 
-def _add_user(families: dict[str, Any], name: str, at: list[str], value: MetricValue) -> None:
+def _add_user(families: dict[str, Any], name: str, at: list[str], value: _runtime.MetricValue) -> None:
     from prometheus_client.core import GaugeMetricFamily, SummaryMetricFamily
 
     labels = ["job_name", "operator_name"]
