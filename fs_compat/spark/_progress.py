@@ -19,6 +19,7 @@ keyed state lives in one state row per key group).
 from __future__ import annotations
 
 import atexit
+import base64
 import pickle
 import sys
 import threading
@@ -86,10 +87,16 @@ def metric_changes(before: StepMetrics, after: StepMetrics) -> bytes | None:
     return pickle.dumps(changed) if changed else None
 
 
-def _unpack(blobs: Sequence[bytes] | None) -> StepMetrics:
+def _unpack(blobs: Sequence[Any] | None) -> StepMetrics:
+    """The metrics of the observed blobs, merged: bytes on a classic session; over Spark Connect
+    the progress event is JSON, where Spark writes binary values in base64."""
     merged: StepMetrics = {}
     for blob in blobs or ():
-        for step, values in pickle.loads(blob).items():
+        if isinstance(blob, str):
+            blob = base64.b64decode(blob)
+        elif isinstance(blob, list):
+            blob = bytes(blob)
+        for step, values in pickle.loads(bytes(blob)).items():
             merged[step] = merge_metrics([merged.get(step, {}), values])
     return merged
 
