@@ -238,8 +238,8 @@ def _stop_listening() -> None:
 
     spark = SparkSession.getActiveSession()
     for key, listener in list(_listening.items()):
-        if spark is None or _session_key(spark) != key:
-            continue
+        if spark is None or getattr(spark, "is_stopped", False) or _session_key(spark) != key:
+            continue  # a stopped Connect session: its listener went with it
         try:
             await_lines(spark, timeout=5.0)
             spark.streams.removeListener(listener)
