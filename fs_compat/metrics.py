@@ -1,7 +1,10 @@
 """PyFlink's ``pyflink.metrics``: the metric types a function's metric group hands out.
 
-Metrics are kept in the operator instance (no reporter): they exist so that code using them ports
-and runs unchanged.
+Metrics live in the operator instance that made them. When a job ends, each step's metrics
+(summed over its subtasks; on Spark, collected from the workers) appear in its summary
+(``JobExecutionResult.get_job_summary()``) and in the Prometheus text of
+``fs_compat.monitoring`` (``prometheus_text``, ``serve_metrics``); a streaming query shows them in
+its line per micro-batch.
 
 >>> group = MetricGroup({})
 >>> group.add_group("orders").counter("seen").inc(2)
@@ -13,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from fs_compat.runtime import MetricValue as _MetricValue
 
 __all__ = ["Counter", "Distribution", "Meter", "MetricGroup"]
 
@@ -35,6 +40,10 @@ class Counter:
         """The current count."""
         return self._count
 
+    def metric_value(self) -> _MetricValue:
+        """The value the job's summary and the exporters show."""
+        return _MetricValue("counter", self._count)
+
 
 class Meter:
     """Events over time (``MetricGroup.meter``); kept as a total count, no rate is reported."""
@@ -51,6 +60,10 @@ class Meter:
         """The events recorded so far."""
         return self._count
 
+    def metric_value(self) -> _MetricValue:
+        """The value the job's summary and the exporters show (the events so far)."""
+        return _MetricValue("meter", self._count)
+
 
 class Distribution:
     """The values recorded (``MetricGroup.distribution``), in order."""
@@ -62,9 +75,18 @@ class Distribution:
         """Record ``value``."""
         self.values.append(value)
 
+    def metric_value(self) -> _MetricValue:
+        """The value the job's summary and the exporters show: count, sum, minimum, maximum."""
+        values = self.values
+        if not values:
+            return _MetricValue("distribution")
+        return _MetricValue(
+            "distribution", count=len(values), total=sum(values), low=min(values), high=max(values)
+        )
+
 
 class MetricGroup:
-    """Metrics of one operator instance (kept in process; no reporter)."""
+    """Metrics of one operator instance (shown in the job's summary and exported; see the module)."""
 
     def __init__(self, store: dict[str, Any], prefix: str = "") -> None:
         self._store = store

@@ -24,6 +24,7 @@ from fs_compat.runtime import (
     SinkNode,
     SourceNode,
     StepError,
+    publish,
     upstream_of,
 )
 
@@ -460,7 +461,9 @@ def run_main(
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
-        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(upstream), job_name=flow.flow_id)
+        summary = run_plan(
+            spark_sinks, config, target=SPARK, spark=lambda: _spark_for(upstream), job_name=flow.flow_id
+        )
     except StepError as exc:
         error = _bytewax_error(exc)
         if error is exc:
@@ -476,3 +479,4 @@ def run_main(
         tap.call()
     for writer in writers:
         writer.write(_spark_for(upstream))
+    publish(attrs.evolve(summary, job_name=flow.flow_id))  # fs-compat run prints it

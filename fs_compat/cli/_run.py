@@ -7,11 +7,14 @@ How the options reach the job: ``--conf`` settings (``spark.*``, ``execution.tar
 ``StreamExecutionEnvironment`` the file creates (``default_settings``; the job's own
 ``configure`` calls override them), with ``execution.target=spark`` unless ``--conf`` says
 otherwise. When the target is Spark, the SparkSession is started before the job, from
-``--master`` (``spark.master``), the ``spark.*`` settings and
-``spark.ui.showConsoleProgress=true`` (Spark's progress bar, on stderr): a job that asks for a
+``--master`` (``spark.master``) and the ``spark.*`` settings (a batch job running longer than a
+few seconds shows fs-compat's progress bar on stderr when it is a terminal): a job that asks for a
 session itself (``SparkSession.builder.getOrCreate()``, ``fs_compat.spark.spark_session()``)
 gets that one. A file that executes no job but defines a Bytewax dataflow named ``flow`` (what
-``python -m bytewax.run FILE`` runs) has that flow run on the target.
+``python -m bytewax.run FILE`` runs) has that flow run on the target. A streaming job (one that
+starts a query on a ported job's streaming DataFrame and awaits it) prints one line per
+micro-batch while it runs. ``--conf metrics.reporter.prom.port=PORT`` serves the jobs' metrics in
+Prometheus' format at ``http://HOST:PORT/metrics`` while the file runs (``fs_compat.monitoring``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from pathlib import Path
 from fs_compat.execution import SPARK, TARGET_KEY, default_settings, resolve_target
 from fs_compat.runtime import StepError, collect_summaries
 
+#: The setting (Flink's Prometheus reporter's) that serves the metrics on a port while the job runs.
+PROMETHEUS_PORT_KEY = "metrics.reporter.prom.port"
+
 
 def job_settings(master: str | None, conf: Mapping[str, str]) -> dict[str, str]:
     """The settings a job run by ``fs-compat run`` starts with.
@@ -33,7 +39,7 @@ def job_settings(master: str | None, conf: Mapping[str, str]) -> dict[str, str]:
     >>> job_settings(None, {})[TARGET_KEY]
     'spark'
     """
-    settings = {TARGET_KEY: SPARK, "spark.ui.showConsoleProgress": "true", **conf}
+    settings = {TARGET_KEY: SPARK, **conf}
     if master is not None:
         settings["spark.master"] = master
     return settings
@@ -75,11 +81,17 @@ def run_job(
     the job's own ``sys.exit`` status, or 1 when it raised (after one line on stderr naming
     what failed)."""
     settings = job_settings(master, conf)
-    status, exited, ran_flow = 0, False, False
+    status, exited, ran_flow, streamed = 0, False, False, False
     failure: str | None = None
     saved_argv, saved_path = list(sys.argv), list(sys.path)
     sys.argv = [str(path) if argv0 is None else argv0, *args]
     sys.path.insert(0, str(path.resolve().parent))  # as `python JOB.py`: its folder first
+    port = settings.get(PROMETHEUS_PORT_KEY)
+    if port:  # Flink's Prometheus reporter's key: serve the metrics for scraping
+        from fs_compat.monitoring import serve_metrics
+
+        server = serve_metrics(int(port))
+        print(f"metrics: http://localhost:{server.server_port}/metrics", file=sys.stderr)
     try:
         with default_settings(settings), collect_summaries() as summaries:
             try:
@@ -87,8 +99,12 @@ def run_job(
                     from fs_compat.spark import spark_session
 
                     spark_session(settings)
+                streams = _streams_built()
                 namespace = runpy.run_path(str(path), run_name="__main__")
-                if not summaries:
+                streamed = _streams_built() > streams
+                if streamed:  # the lines of its micro-batches: wait for the last ones
+                    _await_stream_lines()
+                if not summaries and not streamed:
                     ran_flow = _run_module_flow(namespace, resolve_target(settings=settings, default=SPARK))
             except SystemExit as exc:
                 status, exited = _exit_status(exc), True
@@ -101,11 +117,31 @@ def run_job(
     for summary in summaries:
         print()
         print(summary.render())
-    if not summaries and status == 0 and not exited and not ran_flow:  # (not after its sys.exit)
+    # (not after its sys.exit)
+    if not summaries and status == 0 and not exited and not ran_flow and not streamed:
         print(f"{path}: no job was executed (the file never called env.execute())", file=sys.stderr)
     if failure is not None:
         print(f"error: {failure}", file=sys.stderr)
     return status
+
+
+def _streams_built() -> int:
+    """How many streaming DataFrames the process built so far (0 when Spark is not loaded)."""
+    if "fs_compat.spark" not in sys.modules:
+        return 0
+    from fs_compat.spark import streams_built
+
+    return streams_built()
+
+
+def _await_stream_lines() -> None:
+    from pyspark.sql import SparkSession
+
+    from fs_compat.spark import await_stream_lines
+
+    spark = SparkSession.getActiveSession()
+    if spark is not None:
+        await_stream_lines(spark)
 
 
 def _run_module_flow(namespace: Mapping[str, object], target: str) -> bool:

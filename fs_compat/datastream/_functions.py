@@ -77,7 +77,8 @@ class RuntimeContext:
         return self._rt.task.job_parameters.get(key, default_value)
 
     def get_metrics_group(self) -> MetricGroup:
-        """This instance's metrics (counters, meters, gauges, distributions; kept in process)."""
+        """This instance's metrics (counters, meters, gauges, distributions): summed over the
+        step's subtasks into the job's summary and exported (``fs_compat.monitoring``)."""
         return self._metrics
 
     def get_state(self, state_descriptor: ValueStateDescriptor[T]) -> _ValueState[T]:

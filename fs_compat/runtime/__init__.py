@@ -8,6 +8,7 @@ from ._clocks import RecordTimeClock
 from ._errors import describe_callable, unpicklable_message
 from ._keys import MAX_PARALLELISM, KeyEncoder, key_group_bytes, subtask_of
 from ._local import LocalConfig, LocalRunner, RuntimeMode, StepError, route_key, run_local
+from ._metrics import METRIC_KINDS, MetricValue, merge_metrics, snapshot_metrics
 from ._operator import (
     NOT_KEYED_TIMERS,
     Operator,
@@ -50,6 +51,7 @@ from ._summary import (
     StepSummary,
     collect_summaries,
     counted_push,
+    latest_summaries,
     publish,
     run_local_summarized,
     state_size,
@@ -71,8 +73,10 @@ __all__ = [
     "LocalRunner",
     "MAX_PARALLELISM",
     "MAX_TIMESTAMP",
+    "METRIC_KINDS",
     "MIN_TIMESTAMP",
     "MapState",
+    "MetricValue",
     "NOT_KEYED_MESSAGE",
     "NOT_KEYED_TIMERS",
     "Node",
@@ -102,6 +106,8 @@ __all__ = [
     "counted_push",
     "describe_callable",
     "key_group_bytes",
+    "latest_summaries",
+    "merge_metrics",
     "overrides",
     "publish",
     "route_key",
@@ -109,6 +115,7 @@ __all__ = [
     "row_fields",
     "run_local",
     "run_local_summarized",
+    "snapshot_metrics",
     "stable_pickle",
     "state_size",
     "subtask_of",

@@ -22,6 +22,7 @@ import attrs
 from fs_api import MemoryKvStore
 
 from ._local import CountedConsume, LocalConfig, LocalRunner
+from ._metrics import MetricValue, merge_metrics, snapshot_metrics
 from ._plan import Node, OperatorNode, SinkNode, SourceNode
 from ._state import KeyedStateBackend
 
@@ -36,7 +37,8 @@ class StepSummary:
     ``kind`` is ``"source"``, ``"step"`` or ``"sink"``; ``records_in`` is None for sources,
     ``records_out`` None for sinks; ``state_keys`` / ``state_bytes`` (the keys holding keyed
     state at the end of the job, and the bytes of their encoded keys and values) are None for
-    steps without keyed state.
+    steps without keyed state. ``metrics`` are the user's metrics of the step (PyFlink's metric
+    group), by name, summed over its subtasks (``MetricValue.merged``).
     """
 
     name: str
@@ -47,6 +49,7 @@ class StepSummary:
     state_keys: int | None = None
     state_bytes: int | None = None
     uid: str | None = None
+    metrics: dict[str, MetricValue] = attrs.field(factory=dict, hash=False)
 
 
 @attrs.frozen
@@ -87,6 +90,20 @@ class JobSummary:
         for label, s in zip(labels, self.steps, strict=True):
             values = (s.records_in, s.records_out, s.state_keys, s.state_bytes)
             lines.append("  " + label.ljust(width) + "".join(f"  {cell(v):>12}" for v in values))
+        rows = [
+            (label, name, m)
+            for label, s in zip(labels, self.steps, strict=True)
+            for name, m in s.metrics.items()
+        ]
+        if rows:
+            lines.append("  metrics")
+            step_w = max(len(r[0]) for r in rows)
+            name_w = max(len(r[1]) for r in rows)
+            kind_w = max(len(r[2].kind) for r in rows)
+            for label, name, m in rows:
+                lines.append(
+                    f"    {label.ljust(step_w)}  {name.ljust(name_w)}  {m.kind.ljust(kind_w)}  {m.render()}"
+                )
         return "\n".join(lines)
 
 
@@ -115,9 +132,11 @@ def summarize(
     target: str,
     wall_time_s: float,
     job_name: str = "",
+    metrics: Mapping[int, Mapping[str, MetricValue]] | None = None,
 ) -> JobSummary:
     """The JobSummary of a plan (``nodes`` in topological order) from the records that
-    arrived on each input (``edge_in``) and each keyed step's ``(keys, bytes)`` of state."""
+    arrived on each input (``edge_in``), each keyed step's ``(keys, bytes)`` of state and each
+    step's user ``metrics`` (merged over its subtasks)."""
     out: dict[int, dict[str | None, int]] = {}
     for node in nodes:
         for index, edge in enumerate(node.inputs):
@@ -139,7 +158,10 @@ def summarize(
         keys = size = None
         if isinstance(node, OperatorNode) and node.keyed:
             keys, size = state.get(node.id, (0, 0))
-        steps.append(StepSummary(node.name, node.id, kind, records_in, records_out, keys, size, node.uid))
+        found = dict(sorted((metrics or {}).get(node.id, {}).items()))
+        steps.append(
+            StepSummary(node.name, node.id, kind, records_in, records_out, keys, size, node.uid, found)
+        )
     return JobSummary(job_name, target, wall_time_s, tuple(steps))
 
 
@@ -190,12 +212,18 @@ def run_local_summarized(sinks: Sequence[Node], config: LocalConfig | None = Non
     counters = _count_inputs(runner)
     runner.run()
     state: dict[int, tuple[int, int]] = {}
+    metrics: dict[int, dict[str, MetricValue]] = {}
     for task in runner.tasks.values():
         if isinstance(task.node, OperatorNode) and task.node.keyed:
             sizes = [state_size(inst.backend) for inst in task.instances if inst.backend is not None]
             state[task.node.id] = (sum(k for k, _ in sizes), sum(b for _, b in sizes))
+        found = merge_metrics(snapshot_metrics(inst.rt.metrics) for inst in task.instances)
+        if found:
+            metrics[task.node.id] = found
     edge_in = {(node_id, i): n for node_id, counts in counters.items() for i, n in enumerate(counts)}
-    return summarize(runner.nodes, edge_in, state, target="local", wall_time_s=time.perf_counter() - start)
+    return summarize(
+        runner.nodes, edge_in, state, target="local", wall_time_s=time.perf_counter() - start, metrics=metrics
+    )
 
 
 # Where summaries go. ------------------------------------------------------------------------
@@ -203,8 +231,15 @@ def run_local_summarized(sinks: Sequence[Node], config: LocalConfig | None = Non
 _listeners: list[list[JobSummary]] = []
 
 
+#: The latest summary of each job name this process finished (what ``fs_compat.monitoring``
+#: exports).
+latest_summaries: dict[str, JobSummary] = {}
+
+
 def publish(summary: JobSummary) -> None:
-    """Hand a finished job's summary to every ``collect_summaries`` block that is open."""
+    """Hand a finished job's summary to every ``collect_summaries`` block that is open, and
+    keep it as its job's latest (``latest_summaries``)."""
+    latest_summaries[summary.job_name] = summary
     for found in _listeners:
         found.append(summary)
 

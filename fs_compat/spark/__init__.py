@@ -12,6 +12,8 @@ from ._convert import OutputColumns, row_type_of, type_info_of
 from ._errors import await_query, user_error
 from ._events import watermark_column
 from ._kafka import kafka_package, with_kafka_connector
+from ._progress import await_lines as await_stream_lines
+from ._progress import streams_built
 from ._session import (
     EMBEDDED_DEFAULTS,
     LOGGING_ENV,
@@ -35,6 +37,7 @@ __all__ = [
     "OutputColumns",
     "StreamPlanError",
     "await_query",
+    "await_stream_lines",
     "batch_dataframe",
     "collect_items",
     "default_parallelism",
@@ -47,6 +50,7 @@ __all__ = [
     "spark_master",
     "spark_session",
     "stream_dataframe",
+    "streams_built",
     "type_info_of",
     "user_error",
     "watermark_column",

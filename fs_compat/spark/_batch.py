@@ -46,6 +46,7 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
+from ._bar import watching
 from ._chain import Prechain, chained, prechained
 from ._convert import OutputColumns, RowReader, dumps
 from ._counters import counting, observed, step_tally
@@ -295,16 +296,18 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig, job_name: 
     nodes = upstream_of(sinks)
     with counting(spark) as counters:
         frames, cached = _build_frames(spark, nodes, config)
+    names = {node.id: node.name for node in nodes if not isinstance(node, (SourceNode, SinkNode))}
     try:
-        for sink in nodes:
-            if isinstance(sink, SinkNode):
-                assert sink.consume is not None
-                edge = sink.inputs[0]
-                with described_jobs(spark, job_name, _description(job_name, sink)):
-                    values = _collect(frames[edge.source.id], edge.side_tag)
-                counters.sink_received(sink, len(values))
-                for value in values:
-                    sink.consume(value)
+        with watching(spark, counters.accumulator, names):  # a bar on a terminal
+            for sink in nodes:
+                if isinstance(sink, SinkNode):
+                    assert sink.consume is not None
+                    edge = sink.inputs[0]
+                    with described_jobs(spark, job_name, _description(job_name, sink)):
+                        values = _collect(frames[edge.source.id], edge.side_tag)
+                    counters.sink_received(sink, len(values))
+                    for value in values:
+                        sink.consume(value)
     finally:
         for df in cached:
             df.unpersist()

@@ -167,4 +167,5 @@ class PrechainTask:
         self.runner.finish()
         self.runner.drain()
         if self.counts is not None:
+            self.counts.finished(self.runner)
             yield from self.counts.publish(schema)

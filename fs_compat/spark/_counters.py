@@ -1,6 +1,7 @@
 """The JobSummary of a bounded plan on Spark: each step's Spark function counts the records
 arriving on each of its inputs per Arrow batch (a step chained after another in the same pass
-counts what it gets from it), and its keyed state once per subtask at the end. The counts reach
+counts what it gets from it), and its keyed state and user metrics (``MetricValue``) once per
+subtask at the end. The counts reach
 the driver through one Spark accumulator per job on a classic session; over Spark Connect, which
 has no accumulators, each task ends its output with one row of its counts (tag ``COUNTS_TAG``,
 which no consumer reads) that an ``Observation`` of the step's DataFrame collects
@@ -24,19 +25,25 @@ from typing import Any
 
 from fs_compat.runtime import (
     JobSummary,
+    MetricValue,
     Node,
     OperatorNode,
     SinkNode,
     SubtaskRunner,
     counted_push,
+    merge_metrics,
+    snapshot_metrics,
     state_size,
     summarize,
 )
 
+from . import _prom
 from ._session import is_connect
 
-#: An accumulator entry: ``("in", step id, partition)`` -> records per input, or
-#: ``("state", step id, partition)`` -> ``(keys, bytes)``.
+#: An accumulator entry: ``("in", step id, partition)`` -> records per input,
+#: ``("state", step id, partition)`` -> ``(keys, bytes)``, or ``("metrics", step id, partition)``
+#: -> the step's metrics in that task (name -> ``MetricValue``), or ``("prom", step id, partition)``
+#: -> what the task changed in its worker's prometheus_client metrics (``_prom``).
 _Key = tuple[str, int, int]
 
 #: The ``tag`` of the row a task's counts travel in over Spark Connect (no output has it).
@@ -104,10 +111,16 @@ class JobCounters:
         broadcast input reaches every subtask: its rows count once)."""
         edge_in: dict[tuple[int, int], int] = {}
         state: dict[int, tuple[int, int]] = {}
+        metrics: dict[int, dict[str, MetricValue]] = {}
+        prom: dict[int, list[_prom.Values]] = {}
         for (kind, step, _part), value in self._updates().items():
-            if kind == "in":
+            if kind == "prom":
+                prom.setdefault(step, []).append(value)
+            elif kind == "in":
                 for index, count in enumerate(value):
                     edge_in[(step, index)] = edge_in.get((step, index), 0) + count
+            elif kind == "metrics":
+                metrics[step] = merge_metrics([metrics.get(step, {}), value])
             else:
                 keys, size = state.get(step, (0, 0))
                 state[step] = (keys + value[0], size + value[1])
@@ -118,7 +131,11 @@ class JobCounters:
                     edge_in[(node.id, index)] //= p
         for sink_id, count in self.sinks.items():
             edge_in[(sink_id, 0)] = count
-        return summarize(nodes, edge_in, state, target=target, wall_time_s=wall_time_s)
+        for step, parts in prom.items():
+            found = _prom.merge_changes(parts)
+            _prom.apply_changes(found)
+            metrics[step] = merge_metrics([metrics.get(step, {}), _prom.as_metric_values(found)])
+        return summarize(nodes, edge_in, state, target=target, wall_time_s=wall_time_s, metrics=metrics)
 
 
 _current: list[JobCounters] = []
@@ -162,6 +179,8 @@ class TaskTally:
         #: Per chained step: the records it got (it has one input).
         self.chained: dict[int, list[int]] = {}
         self.state: dict[int, tuple[int, int]] = {}
+        self.metrics: dict[int, dict[str, MetricValue]] = {}
+        self.prom_before = _prom.worker_values()
 
     def batch(self, batch: Any) -> None:
         """Count the records (rows without a watermark, ``wm`` null) of one routed Arrow batch
@@ -189,9 +208,12 @@ class TaskTally:
             task.push = counted_push(task.push, counter)  # type: ignore[method-assign,assignment]
 
     def finished(self, runner: SubtaskRunner) -> None:
-        """A subtask ended: add the keyed state its steps hold."""
+        """A subtask ended: add the keyed state its steps hold, and their metrics."""
         for task in runner._chain:
             node = task.node
+            found = [snapshot_metrics(inst.rt.metrics) for inst in task.instances]
+            if any(found):
+                self.metrics[node.id] = merge_metrics([self.metrics.get(node.id, {}), *found])
             if isinstance(node, OperatorNode) and node.keyed:
                 keys, size = self.state.get(node.id, (0, 0))
                 for inst in task.instances:
@@ -212,6 +234,11 @@ class TaskTally:
             update[("in", step, part)] = tuple(counter)
         for step, sizes in self.state.items():
             update[("state", step, part)] = sizes
+        for step, values in self.metrics.items():
+            update[("metrics", step, part)] = values
+        prom = _prom.changes(self.prom_before)
+        if prom:
+            update[("prom", self._tally.step, part)] = prom
         if self._tally.accumulator is not None:
             self._tally.accumulator.add(update)
             return

@@ -23,6 +23,8 @@ EMBEDDED_DEFAULTS: Mapping[str, str] = {
     "spark.master": "local[*]",
     "spark.app.name": "fs-compat",
     "spark.ui.enabled": "true",
+    # fs-compat draws its own progress bar (records per step; ``_bar``), Spark's would overwrite it.
+    "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "8",
     "spark.python.unix.domain.socket.enabled": "true",
 }

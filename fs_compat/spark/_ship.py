@@ -57,9 +57,13 @@ def _installed_roots() -> tuple[str, ...]:
 def ship_user_code() -> None:
     """Functions and classes of the job's own modules (those not installed in this environment,
     e.g. the job file's neighbours or a test module) travel to Spark's workers by value, as
-    ``__main__``'s do, so workers need not be able to import them."""
+    ``__main__``'s do, so workers need not be able to import them; prometheus_client metrics
+    travel as references to each worker's copy (``_prom``)."""
     from pyspark import cloudpickle as spark_cloudpickle  # what PySpark ships functions with
 
+    from ._prom import install_reducers
+
+    install_reducers()  # prometheus_client metrics travel by reference
     roots = _installed_roots()
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)

@@ -99,6 +99,7 @@ from fs_compat.runtime import (
 
 from ._convert import OutputColumns, RowReader, dumps
 from ._events import watermark_column
+from ._progress import METRICS_COLUMN, metric_changes, runner_metrics, watch
 from ._routing import key_columns, locate_keys, selects_field, split_keys
 from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
@@ -268,11 +269,25 @@ def stream_dataframe(
     sources = [f.source for f in shape.feeds if f.source is not None]
     session = sources[0].handle.sparkSession
     frames: dict[int, Any] = {}  # keyed step -> its key-group pass's DataFrame
+    # The line per micro-batch (``_progress``): counts between the passes (point 0: into the
+    # first keyed step; point i: out of keyed step i), and the first keyed step's channels'
+    # watermarks (its markers carry them).
+    first = shape.into(shape.keyed[0] if shape.keyed else None)
+    stepped = [n for keyed in shape.keyed for n in (keyed, *(s for s, _i in shape.out_of(keyed).steps))]
+    timed = any(_watermark_delay(f) is not None for f in first if f.source is not None)
+    observe = watch(
+        sources[0].handle,
+        [n.name for n, _i in first[0].steps],
+        [k.name for k in shape.keyed],
+        0 if timed else None,  # the markers carry the watermark itself
+        [(n.id, n.name) for n in stepped],
+        len(first),
+    )
     if shape.keyed:
         _use_rocksdb(session)
     pre_schema = _spark_schema(_PRE_FIELDS)
     cache_bytes = int(session.conf.get(WORKER_CACHE_CONF, str(DEFAULT_WORKER_CACHE_BYTES)))
-    for keyed in shape.keyed:
+    for i, keyed in enumerate(shape.keyed):
         inputs = []
         for feed in shape.into(keyed):
             if feed.source is not None:
@@ -294,20 +309,27 @@ def stream_dataframe(
             cache_bytes,
             next_step=None if last else onward,
         )
-        frames[keyed.id] = (
-            _union(inputs)
-            .withColumn("now", _batch_time_ms())
+        schema = pre_schema
+        if last:  # plus the column the calls' metrics travel in (``_progress``; dropped after it)
+            fn.metrics_column = METRICS_COLUMN
+            schema = _with_metrics(out.schema)
+        df = _union(inputs)
+        if i == 0:
+            df = observe(df, 0, "events")
+        df = (
+            df.withColumn("now", _batch_time_ms())
             .groupBy("kg")
-            .transformWithStateInPandas(
-                _KeyGroupProcessor(fn), out.schema if last else pre_schema, "Append", "None"
-            )
+            .transformWithStateInPandas(_KeyGroupProcessor(fn), schema, "Append", "None")
         )
+        frames[keyed.id] = observe(df, i + 1, METRICS_COLUMN if last else "events")
     outputs = [
         frames[f.start.id]
         if f.source is None
         else f.source.handle.mapInArrow(_stateless(f, tag, config, out), out.schema)
         for f in shape.into(None)
     ]
+    if not shape.keyed:
+        return observe(_union(outputs), 0, "rows")
     return _union(outputs)
 
 
@@ -325,6 +347,13 @@ def _source_names(feed: Feed) -> list[str] | None:
     if feed.source is None or feed.steps:
         return None
     return _reader(feed.source).names
+
+
+def _with_metrics(schema: Any) -> Any:
+    """``schema`` and the column the calls' metrics travel in (``METRICS_COLUMN``)."""
+    from pyspark.sql import types as st
+
+    return st.StructType([*schema.fields, st.StructField(METRICS_COLUMN, st.BinaryType(), True)])
 
 
 #: The state store provider ``transformWithStateInPandas`` needs, and Spark's default (which it
@@ -895,6 +924,9 @@ class _KeyGroups:
         self.skip_idle, self.watermark_hooks = _idle_hooks((keyed, *(n for n, _i in self.after)))
         #: The keyed step the main output goes to (None: the output is the job's, as columns).
         self.next: _NextStep | None = None if next_step is None else _NextStep(next_step, config)
+        #: The output's extra column for the call's metrics (the job's output only; ``_progress``).
+        self.metrics_column: str | None = None
+        self._metrics: bytes | None = None  # what the current call added to its steps' metrics
 
     def _new_group(self, kg: int) -> _Group:
         now = [0]
@@ -921,14 +953,23 @@ class _KeyGroups:
         for pdf in pdfs:
             if len(pdf):
                 records.add(pdf)
+        self._metrics = None
         results, marks = self._run(kg, records, state)
+        metrics = self._metrics
         if self.next is not None:
-            yield self.next.frame(kg, results, _combined(marks))
-        elif results:
+            yield self.next.frame(kg, results, _combined(marks), metrics)
+        elif results or metrics is not None:
             import pandas as pd
 
             cols = self.out.columns([v for v, _t in results])
-            yield pd.DataFrame({name: pd.Series(cols[name], dtype=object) for name in self.out.names})
+            frame = {name: pd.Series(cols[name], dtype=object) for name in self.out.names}
+            if self.metrics_column is not None:
+                if metrics is not None:  # one more row: no values, the metrics
+                    frame = {name: pd.Series([*col, None], dtype=object) for name, col in frame.items()}
+                frame[self.metrics_column] = pd.Series(
+                    [None] * len(results) + ([metrics] if metrics is not None else []), dtype=object
+                )
+            yield pd.DataFrame(frame)
 
     def _marks(self, row: _StateRow | None, batch: dict[int, int]) -> tuple[int | None, ...]:
         """Each channel's watermark after this call: the row's, or the markers' when above."""
@@ -958,6 +999,7 @@ class _KeyGroups:
             group = self._group_for(kg, row)
         cache_key = (self.plan_id, _query_id(), kg)
         runner = group.runner
+        metrics_before = runner_metrics(runner)
         group.now[0] = int(state.getCurrentProcessingTimeMs())
         runner.processing_time_advanced()
         if data:
@@ -973,6 +1015,7 @@ class _KeyGroups:
         runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
         results = [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == self.tag]
         runner.runtime.backend.purge_expired()  # expired TTL state leaves the state store
+        self._metrics = metric_changes(metrics_before, runner_metrics(runner))
         if self._save(group, kg, state, row):
             _CACHE.put(cache_key, group, self.cache_bytes)
         return results, marks
@@ -1094,9 +1137,12 @@ class _NextStep:
         self.n_groups = config.max_parallelism
         self.encoder = KeyEncoder(edge.key_codec, config.max_parallelism)
 
-    def frame(self, kg: int, results: list[tuple[Any, int | None]], wm: int | None) -> Any:
+    def frame(
+        self, kg: int, results: list[tuple[Any, int | None]], wm: int | None, metrics: bytes | None = None
+    ) -> Any:
         """The rows of ``results`` (outputs of key group ``kg``, in order: ``seq`` keeps it per
-        key group), then this call's marker (``kg`` -1, ``ts`` the step's watermark)."""
+        key group), then this call's marker (``kg`` -1, ``ts`` the step's watermark, ``v`` what
+        the call added to its steps' metrics, for ``_progress``)."""
         import pandas as pd
 
         values = [v for v, _t in results]
@@ -1112,7 +1158,7 @@ class _NextStep:
             {
                 "kg": pd.Series([*kgs, -1], dtype="int32"),
                 "seq": pd.Series([*seqs, -1], dtype="int64"),
-                "v": pd.Series([*vs, None], dtype=object),
+                "v": pd.Series([*vs, metrics], dtype=object),
                 "ts": pd.Series([*stamps, wm], dtype=object),
                 "ki": pd.Series([*ints, None], dtype=object),
                 "ks": pd.Series([*strs, None], dtype=object),
