@@ -190,7 +190,7 @@ def _launcher_home(home: Path) -> Path:
     ``bin/java`` runs ``home``'s java without the option that adds that module."""
     release = home / "release"
     modules = release.read_text(errors="replace") if release.is_file() else ""
-    if _VECTOR_MODULE in modules or not modules:
+    if _VECTOR_MODULE in modules or not modules or os.name == "nt":  # the wrapper is a sh script
         return home
     if home not in _launcher_homes:
         wrapper = Path(tempfile.mkdtemp(prefix="fs-compat-java-"))
