@@ -7,14 +7,16 @@ What a page's author writes, by the block's language (the word after the opening
   the default target, Spark, is tested by the examples of ``test_guide_examples.py``). A block that
   imports ``pyspark`` or ``fs_compat.spark`` gets its session itself (``spark_session()``): it runs
   on Spark, on the suite's session (marked ``spark``: also over Spark Connect), with
-  ``FS_COMPAT_TARGET`` unset. Comment lines (``# ...``) that end a block right after a
-  ``print(...)`` line show what it prints: the block's last lines of output.
+  ``FS_COMPAT_TARGET`` unset. Such a block reads and writes under a folder of its own
+  (``tempfile.mkdtemp()``): Spark resolves a relative path against its JVM's working directory (a
+  Connect server's, or wherever the session started), not the block's. Comment lines (``# ...``)
+  that end a block right after a ``print(...)`` line show what it prints: its last lines of output.
 - A PyFlink or Bytewax original cannot run here (neither is installed). It is marked
   ``<!-- before: NAME -->`` on the line above its fence, and its port ``<!-- after: NAME -->``: the
   port must be exactly what ``fs-compat migrate`` makes of the original (only the imports
   differ), and the port runs. A ``text`` block marked ``<!-- output: NAME -->`` right after the
   port is what the port prints (in README.md; in migration_guide/ that marker documents the
-  examples' outputs, ``test_guide_examples.py``).
+  examples' outputs, ``test_guide_examples.py``); README.md's ports print it on Spark too.
 - ``sh``, ``bash``, ``shell``: run with ``bash -e`` from the repository root, with this
   interpreter's ``python`` and ``fs-compat`` first on ``PATH`` and ``FS_COMPAT_TARGET`` unset
   (marked ``spark``: such blocks run jobs on Spark in child processes).
@@ -32,7 +34,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
@@ -139,15 +140,24 @@ def _shown_output(code: str) -> list[str] | None:
     return shown if shown and lines and lines[-1].startswith("print(") else None
 
 
-@contextlib.contextmanager
-def _spark_as_a_user_has_it(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The suite's session is the active one (a block's ``getOrCreate()`` finds it), and jobs
-    run on the default target, Spark."""
-    from fs_compat.spark import spark_session
+def _run(block: Block, monkeypatch: pytest.MonkeyPatch, target: str | None) -> str:
+    """Run the python ``block`` in a fresh namespace with ``FS_COMPAT_TARGET=target`` (None:
+    unset, the default target); a Spark block gets the suite's session as the active one (its
+    ``spark_session()`` finds it). Returns what it printed."""
+    if block.spark or target != "local":
+        from fs_compat.spark import spark_session
 
-    spark_session()
-    monkeypatch.delenv("FS_COMPAT_TARGET", raising=False)
-    yield
+        spark_session()
+    if target is None:
+        monkeypatch.delenv("FS_COMPAT_TARGET", raising=False)
+    else:
+        monkeypatch.setenv("FS_COMPAT_TARGET", target)
+    # Line numbers in tracebacks are the page's.
+    code = compile("\n" * block.line + block.code, f"{REPO / block.page}", "exec")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(code, {"__name__": "__main__"})
+    return out.getvalue()
 
 
 @pytest.mark.parametrize(
@@ -155,22 +165,31 @@ def _spark_as_a_user_has_it(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 )
 def test_python_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    # Line numbers in tracebacks are the page's.
-    code = compile("\n" * block.line + block.code, f"{REPO / block.page}", "exec")
-    out = io.StringIO()
-    with contextlib.ExitStack() as stack:
-        if block.spark:
-            stack.enter_context(_spark_as_a_user_has_it(monkeypatch))
-        stack.enter_context(contextlib.redirect_stdout(out))
-        exec(code, {"__name__": "__main__"})
+    printed = _run(block, monkeypatch, None if block.spark else "local")
     shown = _shown_output(block.code)
     if shown is not None:
-        assert out.getvalue().splitlines()[-len(shown) :] == shown, f"{block.id} prints something else"
-    outputs = _marked("output")
+        assert printed.splitlines()[-len(shown) :] == shown, f"{block.id} prints something else"
     if block.mark is not None and block.mark[0] == "after" and block.page == "README.md":
-        expected = outputs.get(block.mark[1])
+        expected = _marked("output").get(block.mark[1])
         assert expected is not None, f"{block.id}: README's ports show what they print (<!-- output: ... -->)"
-        assert out.getvalue() == expected.code
+        assert printed == expected.code
+
+
+def _readme_ports() -> list[Block]:
+    return [b for name, b in _marked("after").items() if b.page == "README.md" and name in _marked("output")]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("block", _readme_ports(), ids=lambda b: b.id)
+def test_readme_port_prints_the_same_on_spark(
+    block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's ports as a user runs them on Spark: the PyFlink job on the default target,
+    the Bytewax flow with ``FS_COMPAT_TARGET=spark``."""
+    assert block.mark is not None
+    monkeypatch.chdir(tmp_path)
+    assert _run(block, monkeypatch, "spark") == _marked("output")[block.mark[1]].code
 
 
 @pytest.mark.parametrize("block", _params([b for b in BLOCKS if b.lang in SHELL]))
