@@ -185,11 +185,13 @@ def run_plan(
     *,
     target: str,
     spark: Callable[[], Any] | None = None,
+    job_name: str = "",
 ) -> _runtime.JobSummary:
     """Run the bounded plan that feeds ``sinks`` on ``target`` and return its summary
     (``job_name`` empty: the front end names the job). On ``spark`` the session is
-    ``spark()`` (default: ``fs_compat.spark.spark_session()``); ``local`` reads the plan's
-    DataFrame sources on the driver first. ``ReaderSourceNode`` sources are read for the target
+    ``spark()`` (default: ``fs_compat.spark.spark_session()``), and its jobs carry
+    ``job_name`` and the steps' names (Spark's UI); ``local`` reads the plan's DataFrame
+    sources on the driver first. ``ReaderSourceNode`` sources are read for the target
     (``bind_sources``)."""
     check_target(target)
     session = spark if spark is not None else _default_session
@@ -197,7 +199,7 @@ def run_plan(
     if target == SPARK:
         from fs_compat.spark import run_batch
 
-        return run_batch(session(), sinks, config)
+        return run_batch(session(), sinks, config, job_name)
     external = [
         n
         for n in _runtime.upstream_of(sinks)

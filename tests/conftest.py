@@ -22,6 +22,8 @@ with contextlib.suppress(JavaNotFoundError):
 
 #: ``FS_COMPAT_TEST_CONNECT=1``: the Spark tests run over Spark Connect (``spark_connect``).
 CONNECT_ENV = "FS_COMPAT_TEST_CONNECT"
+#: Set by ``spark_connect`` to the address of its Connect server's web UI.
+CONNECT_UI_ENV = "FS_COMPAT_TEST_CONNECT_UI"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -62,6 +64,7 @@ def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | No
         server = ConnectServer("local[2]", Path(tmp_path_factory.mktemp("connect-server")))
         server.start()
         remote = os.environ["SPARK_REMOTE"] = server.url
+        os.environ[CONNECT_UI_ENV] = server.ui_url  # tests/spark/test_spark_ui.py reads jobs there
     from fs_compat.spark import is_connect, spark_session
 
     spark = spark_session()
@@ -72,4 +75,5 @@ def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | No
         spark.stop()
         if server is not None:
             os.environ.pop("SPARK_REMOTE", None)
+            os.environ.pop(CONNECT_UI_ENV, None)
             server.stop()

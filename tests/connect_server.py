@@ -28,7 +28,7 @@ HOST = "127.0.0.1"
 START_DEADLINE_S = 90.0
 #: What the suite's embedded sessions run with (``EMBEDDED_DEFAULTS``), for the server's session.
 SERVER_CONF: Mapping[str, str] = {
-    "spark.ui.enabled": "false",
+    "spark.ui.enabled": "true",
     "spark.sql.shuffle.partitions": "8",
     "spark.python.unix.domain.socket.enabled": "true",
 }
@@ -58,11 +58,15 @@ class ConnectServer:
         self.master = master
         self.port = free_port()
         self.url = f"sc://{HOST}:{self.port}"
+        #: The server's web UI (and Spark's REST API under ``/api/v1``).
+        self.ui_port = free_port()
+        self.ui_url = f"http://{HOST}:{self.ui_port}"
         self.log = log_dir / "connect-server.log"
         self.conf = {
             **SERVER_CONF,
             "spark.connect.grpc.binding.address": HOST,
             "spark.connect.grpc.binding.port": str(self.port),
+            "spark.ui.port": str(self.ui_port),
             **(conf or {}),
         }
         self.proc: subprocess.Popen[bytes] | None = None

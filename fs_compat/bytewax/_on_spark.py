@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import abc
 import functools
+import pickle
 import re
-import time
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC as _UTC
 from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
@@ -28,13 +27,15 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
+from ._datasource import DEFAULT_MAX_BATCHES, SOURCE_FORMAT, encode, register
 from ._ops import FlatMapBatchOperator, InspectDebugOperator, PassThroughOperator, PerItem, mark, user_error
 from ._ops import MsClock as _MsClock
-from ._parts import call, check_flow, inspector_of, sink_parts, source_parts, write
+from ._parts import call, check_flow, inspector_of, sink_parts, write
 from .dataflow import Dataflow, Stream
 from .errors import BytewaxRuntimeError
 from .inputs import (
     AbortExecution,
+    DynamicSource,
     FixedPartitionedSource,
     StatefulSourcePartition,
 )
@@ -184,37 +185,10 @@ def _call(fn: Callable[..., Any], what: str, step_id: str, *args: Any) -> Any:
     return call(fn, what, step_id, *args, through=_THROUGH)
 
 
-def _read_partitions(step_id: str, parts: list[Any]) -> list[Any]:
-    """Every item of the partitions, a batch from each in turn (as the in-process runner polls
-    them), waiting until a partition's ``next_awake`` before asking it again."""
-    items: list[Any] = []
-    awake: dict[int, datetime | None] = {i: None for i in range(len(parts))}
-    while awake:
-        for index in list(awake):
-            part, wake = parts[index], awake[index]
-            if wake is not None:
-                delay = (wake - datetime.now(_UTC)).total_seconds()
-                if delay > 0:
-                    time.sleep(min(delay, 1.0))
-                    continue
-            try:
-                batch = list(_call(part.next_batch, "`next_batch`", step_id))
-            except StopIteration:
-                del awake[index]
-                _call(part.close, "`close`", step_id)
-                continue
-            except AbortExecution as exc:
-                raise NotImplementedError(f"step {step_id}: AbortExecution {_IN_PROCESS_ONLY}") from exc
-            for item in batch:
-                _marker_check(step_id, item)
-            items.extend(batch)
-            awake[index] = _call(part.next_awake, "`next_awake`", step_id)
-    return items
-
-
-def _source_node(node: SourceNode, source: Any) -> Node:
-    """The node a Bytewax source becomes on Spark: a DataFrame stays a DataFrame; any other
-    source is read here, on the driver."""
+def _source_node(node: SourceNode, source: Any, reading: _Reading) -> Node:
+    """The node a Bytewax source becomes on Spark: a DataFrame stays a DataFrame, a
+    ``TestingSource`` is read here, on the driver, and a user-written source is read by Spark
+    (``_data_source_node``)."""
     from .testing import TestingSource
 
     step_id = node.name
@@ -232,11 +206,57 @@ def _source_node(node: SourceNode, source: Any) -> Node:
         for item in items:
             _marker_check(step_id, item)
         return SourceNode(step_id, items=items)
-    parts, _stateful = source_parts(step_id, source, through=_THROUGH)
-    return SourceNode(step_id, items=_read_partitions(step_id, [part for _name, part in parts]))
+    if isinstance(source, (FixedPartitionedSource, DynamicSource)):
+        return _data_source_node(step_id, source, reading)
+    raise TypeError("source must subclass `fs_compat.bytewax.inputs.Source`")
 
 
-def _clone(flow: Dataflow, targets: Sequence[Node], taps: list[_InspectTap] | None = None) -> dict[int, Node]:
+@attrs.frozen
+class _Reading:
+    """How a run reads user-written sources: as streams or not, ``DynamicSource`` workers, and
+    a stream's ``next_batch`` calls per partition per micro-batch."""
+
+    streaming: bool = False
+    workers: int = 1
+    max_batches: int = DEFAULT_MAX_BATCHES
+
+
+def _item_of_row(row: Row) -> Any:
+    """The item a ``SourceData`` row holds."""
+    return pickle.loads(row.value)
+
+
+def _data_source_node(step_id: str, source: Any, reading: _Reading) -> Node:
+    """A user-written source read by Spark, through the ``SourceData`` Python data source: a
+    batch read (in the order the in-process runner reads: a batch of each partition in turn), or
+    a stream whose offsets are the partitions' resume states."""
+    from fs_compat.spark import spark_session
+    from fs_compat.spark._ship import ship_user_code
+
+    spark = spark_session()
+    register(spark)
+    ship_user_code()
+    reader = spark.readStream if reading.streaming else spark.read
+    df = (
+        reader.format(SOURCE_FORMAT)
+        .option("source", encode((step_id, source), f"step {step_id!r}: the source"))
+        .option("workers", str(reading.workers))
+        .option("maxBatchesPerTrigger", str(reading.max_batches))
+        .load()
+    )
+    if not reading.streaming:
+        df = df.orderBy("r", "p", "i")
+    rows = ExternalSourceNode(step_id, handle=df.select("value"), unbounded=reading.streaming)
+    factory = functools.partial(FlatMapBatchOperator, step_id, _ItemsOf(_item_of_row))
+    return OperatorNode(f"{step_id}.items", [Edge(rows)], operator_factory=factory, stateless=True)
+
+
+def _clone(
+    flow: Dataflow,
+    targets: Sequence[Node],
+    taps: list[_InspectTap] | None = None,
+    reading: _Reading = _Reading(),
+) -> dict[int, Node]:
     """The steps ``targets`` depend on, copied for one Spark run: sources as Spark reads them,
     the flow's own nodes untouched (a flow can run again, on any target). With ``taps``, each
     ``inspect`` step becomes a pass-through plus a tap whose items reach the driver, where its
@@ -245,7 +265,7 @@ def _clone(flow: Dataflow, targets: Sequence[Node], taps: list[_InspectTap] | No
     new: dict[int, Node] = {}
     for node in upstream_of(targets):
         if isinstance(node, SourceNode):
-            new[node.id] = _source_node(node, plan.sources[node.id])
+            new[node.id] = _source_node(node, plan.sources[node.id], reading)
         elif isinstance(node, SinkNode):
             continue
         else:
@@ -296,6 +316,8 @@ def to_dataframe(
     *,
     parallelism: int | None = None,
     now_getter: Callable[[], datetime] | None = None,
+    streaming: bool = False,
+    max_batches_per_trigger: int = DEFAULT_MAX_BATCHES,
 ) -> Any:
     """The items of ``stream`` as a Spark DataFrame, computed on Spark from the steps the
     stream depends on (the flow's ``op.output`` steps do not run).
@@ -305,11 +327,19 @@ def to_dataframe(
     ``Types.TUPLE`` gives ``f0``, ``f1``, ... (a keyed stream's ``(key, value)`` items), another
     type one column ``value``, and none one binary column ``value`` of pickled items.
 
-    With a :class:`DataFrameSource` over a streaming DataFrame the result is a streaming
-    DataFrame (one source, one stateful step at most: the Spark adapter's streaming shape);
-    start it with ``writeStream`` and a ``checkpointLocation``. Otherwise it is a batch
-    DataFrame; sources other than DataFrameSource are read on the driver. ``parallelism`` is
-    the number of Spark tasks per step (default: Spark's default parallelism).
+    With a :class:`DataFrameSource` over a streaming DataFrame, a tailing Kafka source, or
+    ``streaming=True``, the result is a streaming DataFrame; start it with ``writeStream`` and a
+    ``checkpointLocation``. Otherwise it is a batch DataFrame. ``parallelism`` is the number of
+    Spark tasks per step (default: Spark's default parallelism), and a ``DynamicSource``'s
+    worker count in a batch read.
+
+    The flow's own sources (``FixedPartitionedSource``, ``DynamicSource``, and the connectors
+    built on them) are read by Spark through a Python data source: as a batch, one Spark task per
+    source partition, each read to its end; with ``streaming=True``, as a stream whose offset
+    holds every partition's resume state (``snapshot()``), at most ``max_batches_per_trigger``
+    ``next_batch`` calls per partition per micro-batch, so that a query restarted from its
+    checkpoint resumes every partition where it was (``migration_guide/bytewax.md``, "Custom
+    sources and sinks on Spark"). A ``TestingSource`` is read on the driver.
 
     ``now_getter`` is the processing-time clock against which ``notify_at`` times are checked
     (it travels to Spark's workers pickled). Default: the system clock on a batch DataFrame, the
@@ -318,14 +348,17 @@ def to_dataframe(
     """
     if not isinstance(stream, Stream):
         raise TypeError(f"to_dataframe needs a `Stream`; got a `{type(stream).__name__}`")
-    nodes = _clone(stream.flow(), [stream._node])
-    spark = _spark_for(nodes.values())
     if parallelism is None:
-        from fs_compat.spark import default_parallelism
+        from fs_compat.spark import default_parallelism, spark_session
 
-        parallelism = default_parallelism(spark)
+        parallelism = default_parallelism(spark_session())
     elif not isinstance(parallelism, int) or parallelism < 1:
         raise ValueError(f"parallelism must be a positive int; got {parallelism!r}")
+    if not isinstance(max_batches_per_trigger, int) or max_batches_per_trigger < 1:
+        raise ValueError(f"max_batches_per_trigger must be a positive int; got {max_batches_per_trigger!r}")
+    reading = _Reading(bool(streaming), parallelism, max_batches_per_trigger)
+    nodes = _clone(stream.flow(), [stream._node], reading=reading)
+    spark = _spark_for(nodes.values())
     clock = None if now_getter is None else _MsClock(now_getter)
     config = LocalConfig(parallelism=parallelism)
     return spark_dataframe(spark, nodes[stream._node.id], stream._side_tag, config, output_type, clock=clock)
@@ -359,6 +392,9 @@ _RAISED = re.compile(
 )
 
 
+_SOURCE_RAISED = re.compile(r"(?:fs_compat\.bytewax\.errors\.)?BytewaxRuntimeError: (.*)")
+
+
 def _bytewax_error(exc: StepError) -> Exception:
     """The error the in-process runner raises for the same failure: ``BytewaxRuntimeError``
     for user code, ``TypeError`` for routing and type checks (the original exception stayed in
@@ -380,8 +416,9 @@ def run_main(
     *,
     parallelism: int = 1,
 ) -> None:
-    """``run_main`` with the ``spark`` target: the steps run as Spark jobs, sources are read and
-    sinks written here. ``epoch_interval`` is accepted (there are no epochs on Spark);
+    """``run_main`` with the ``spark`` target: the steps run as Spark jobs, the flow's own
+    sources are read by Spark's tasks (a ``TestingSource`` here), sinks are written here.
+    ``epoch_interval`` is accepted (there are no epochs on Spark);
     ``recovery_config`` is in-process only. ``now_getter`` is the processing-time clock of the
     steps (it travels to Spark's workers pickled, so it cannot be moved during the run).
     ``parallelism`` is the number of Spark tasks per step (``cluster_main``'s workers); with one,
@@ -403,7 +440,7 @@ def run_main(
     # Inspect steps run also when no output step follows them, as in Bytewax.
     inspects = [n for n in plan.nodes if inspector_of(n) is not None]
     taps: list[_InspectTap] = []
-    nodes = _clone(flow, [*sinks, *inspects], taps)
+    nodes = _clone(flow, [*sinks, *inspects], taps, _Reading(workers=parallelism))
     upstream = upstream_of(list(nodes.values()))
     streaming = [n.name for n in upstream if isinstance(n, ExternalSourceNode) and n.unbounded]
     if streaming:
@@ -423,12 +460,18 @@ def run_main(
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
-        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(upstream))
+        run_plan(spark_sinks, config, target=SPARK, spark=lambda: _spark_for(upstream), job_name=flow.flow_id)
     except StepError as exc:
         error = _bytewax_error(exc)
         if error is exc:
             raise
         raise error from exc
+    except Exception as exc:
+        # A source read by Spark's tasks (``SourceData``) failed: its named error is in the text.
+        found = _SOURCE_RAISED.findall(str(exc))
+        if not found:
+            raise
+        raise BytewaxRuntimeError(found[-1].strip()) from exc
     for tap in taps:
         tap.call()
     for writer in writers:

@@ -1,5 +1,6 @@
 """The partitions of a dataflow's sources and sinks: built, called and written in one place for
-both targets (``_execution`` in-process, ``_on_spark`` on the driver of a Spark run)."""
+both targets (``_execution`` in-process; on Spark, ``_on_spark``'s sinks on the driver and
+``_datasource``'s sources and sinks in Spark's tasks call them through :func:`call`)."""
 
 from __future__ import annotations
 

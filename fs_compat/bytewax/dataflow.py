@@ -32,6 +32,7 @@ __all__ = [
     "Dataflow",
     "KeyedStream",
     "Operator",
+    "Port",
     "Stream",
     "f_repr",
     "operator",
@@ -58,12 +59,29 @@ def f_repr(f: Callable[..., Any]) -> str:
 
 
 @dataclass(frozen=True)
+class Port:
+    """One input or output of a step: ``port_id`` is ``step_id.name``; ``stream_ids`` are the ids of
+    the streams it takes or gives, one for a single stream, one per stream of ``*ups`` / ``**ups``."""
+
+    port_id: str
+    stream_ids: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Operator:
-    """One step of a dataflow: its name as given, its fully qualified id and its sub-steps."""
+    """One step of a dataflow: its name as given, its fully qualified id and its sub-steps.
+
+    ``op_type`` is the name of the operator that made it (``"map"``); ``ups`` and ``dwns`` are its
+    input and output ports by parameter (or output field) name, in declaration order, as
+    :mod:`fs_compat.bytewax.visualize` draws them.
+    """
 
     step_name: str
     step_id: str
     substeps: list[Operator] = field(default_factory=list)
+    op_type: str = ""
+    ups: dict[str, Port] = field(default_factory=dict)
+    dwns: dict[str, Port] = field(default_factory=dict)
 
 
 class _Plan:
@@ -179,6 +197,45 @@ def _rescope(value: Any, scope: _Scope) -> Any:
     return value
 
 
+def _is_stream_annotation(annotation: Any) -> bool:
+    """Whether a parameter is declared as a stream (``Stream[X]``, ``KeyedStream[V]``, ...), from
+    its annotation, a string under ``from __future__ import annotations``."""
+    if annotation is inspect.Parameter.empty:
+        return False
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", repr(annotation))
+    return text.split("[", 1)[0].strip().rsplit(".", 1)[-1].endswith("Stream")
+
+
+def _in_ports(sig: inspect.Signature, arguments: dict[str, Any], fq_id: str) -> dict[str, Port]:
+    ports: dict[str, Port] = {}
+    for pname, param in sig.parameters.items():
+        val = arguments.get(pname)
+        if param.kind is inspect.Parameter.VAR_POSITIONAL and _is_stream_annotation(param.annotation):
+            ids = {str(i): s.stream_id for i, s in enumerate(val or ())}
+        elif param.kind is inspect.Parameter.VAR_KEYWORD and _is_stream_annotation(param.annotation):
+            ids = {str(k): s.stream_id for k, s in (val or {}).items()}
+        elif isinstance(val, Stream):
+            ids = {"stream": val.stream_id}
+        else:
+            continue
+        ports[pname] = Port(f"{fq_id}.{pname}", ids)
+    return ports
+
+
+def _out_ports(out: Any, fq_id: str) -> dict[str, Port]:
+    if isinstance(out, Stream):
+        named: dict[str, Any] = {"down": out}
+    elif dataclasses.is_dataclass(out) and not isinstance(out, type):
+        named = {f.name: getattr(out, f.name) for f in dataclasses.fields(out)}
+    else:
+        return {}
+    return {
+        name: Port(f"{fq_id}.{name}", {"stream": val.stream_id})
+        for name, val in named.items()
+        if isinstance(val, Stream)
+    }
+
+
 def operator(builder: _F) -> _F:
     """Turn a builder function ``f(step_id, ...)`` into an operator: validates the step id,
     qualifies it with the enclosing scope (``flow.outer.inner``), rejects duplicates, and lets
@@ -211,6 +268,13 @@ def operator(builder: _F) -> _F:
         if "." in step_id:
             raise ValueError("'step_id' can't contain any periods '.'")
         for pname, param in sig.parameters.items():
+            if param.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                val = bound.arguments[pname]
+                if _is_stream_annotation(param.annotation) and not isinstance(val, Stream):
+                    raise TypeError(
+                        f"{pname!r} argument must be a `Stream`; got a {type(val)!r} instead; did you "
+                        "forget to unpack the result of an operator that returns multiple streams?"
+                    )
             if param.kind is inspect.Parameter.VAR_POSITIONAL:
                 for val in bound.arguments[pname]:
                     if not isinstance(val, Stream):
@@ -234,9 +298,10 @@ def operator(builder: _F) -> _F:
         for pname in list(bound.arguments):
             bound.arguments[pname] = _rescope(bound.arguments[pname], inner)
         bound.arguments["step_id"] = fq_id
+        ups = _in_ports(sig, bound.arguments, fq_id)
         out = builder(*bound.args, **bound.kwargs)
         outer.step_ids.add(fq_id)
-        outer.substeps.append(Operator(step_id, fq_id, inner.substeps))
+        outer.substeps.append(Operator(step_id, fq_id, inner.substeps, name, ups, _out_ports(out, fq_id)))
         return _rescope(out, outer)
 
     return fn  # type: ignore[return-value]

@@ -291,3 +291,7 @@ def batch_async(
             yield run_loop.run_until_complete(asyncio.wait_for(gather(), timeout.total_seconds()))
         except StopAsyncIteration:
             return
+
+
+#: Bytewax's name for the partition of a :class:`SimplePollingSource` (its tests build it directly).
+_SimplePollingPartition = _PollingPartition

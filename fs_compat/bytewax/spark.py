@@ -22,9 +22,15 @@ plan whatever runs it, and the Spark adapter (:mod:`fs_compat.spark`) runs that 
       out = to_dataframe(s, Types.TUPLE([Types.STRING(), Types.LONG()]))  # columns f0, f1
       out.writeStream.format("parquet").option("checkpointLocation", "ck/").start("out/")
 
+- Your own sources and sinks. A flow's ``FixedPartitionedSource`` / ``DynamicSource`` is read
+  by Spark through a Python data source (batch: a Spark task per partition; with
+  ``to_dataframe(stream, streaming=True)``: a stream whose offset is every partition's resume
+  state); :func:`to_sink` writes a ``to_dataframe`` result through a ``FixedPartitionedSink`` /
+  ``DynamicSink`` in Spark's tasks, batch or streaming.
+
 - ``run_main`` on Spark. ``fs_compat.bytewax.testing.run_main(flow)`` runs in this process
   unless ``FS_COMPAT_TARGET=spark`` (or ``run_main(flow, _target="spark")``): then the flow's
-  sources are read here (a DataFrameSource stays on Spark), its steps run as one Spark job, and
+  sources are read by Spark (a ``TestingSource`` here), its steps run as one Spark job, and
   its sinks get the output values here, in the order the in-process run gives them.
 
 On Spark, every step sees items one at a time (a ``flat_map_batch`` mapper gets 1-item lists,
@@ -34,6 +40,7 @@ start of each micro-batch), and EOF / ABORT / PAUSE markers and ``recovery_confi
 in-process only. See ``migration_guide/bytewax.md``, "On Spark".
 """
 
+from ._datasource import to_sink
 from ._on_spark import DataFrameSource, to_dataframe
 
-__all__ = ["DataFrameSource", "to_dataframe"]
+__all__ = ["DataFrameSource", "to_dataframe", "to_sink"]

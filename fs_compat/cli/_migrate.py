@@ -94,12 +94,6 @@ MODULE_ADVICE: Mapping[str, str] = {
     "pyflink.datastream.async_data_stream": _ASYNC,
     "pyflink.datastream.async_retry_predicates": _ASYNC,
     "pyflink.datastream.async_retry_strategies": _ASYNC,
-    "bytewax.connectors.kafka.serde": (
-        "Bytewax's Avro serializers are not ported: pass confluent-kafka's serializers to "
-        "fs_compat.bytewax.connectors.kafka.operators, or decode with Spark (from_avro) on a DataFrame "
-        "read into the flow with fs_compat.bytewax.spark.DataFrameSource(df)"
-    ),
-    "bytewax.visualize": "not ported: fs-compat draws no dataflow diagrams",
     "bytewax.tracing": "not ported: Spark's UI and logs show the job's progress",
 }
 

@@ -16,7 +16,6 @@ gets that one. A file that executes no job but defines a Bytewax dataflow named 
 
 from __future__ import annotations
 
-import re
 import runpy
 import sys
 from collections.abc import Mapping, Sequence
@@ -24,9 +23,6 @@ from pathlib import Path
 
 from fs_compat.execution import SPARK, TARGET_KEY, default_settings, resolve_target
 from fs_compat.runtime import StepError, collect_summaries
-
-#: A StepError as it appears inside another exception's text (a Spark error).
-_STEP_ERROR = re.compile(r"StepError: (.*)")
 
 
 def job_settings(master: str | None, conf: Mapping[str, str]) -> dict[str, str]:
@@ -45,23 +41,23 @@ def job_settings(master: str | None, conf: Mapping[str, str]) -> dict[str, str]:
 
 def error_line(exc: BaseException) -> str:
     """One line saying what failed: a StepError's message (it names the step, the key and the
-    record), also when it arrives wrapped in a Spark error; else the exception's type and the
-    first line of its message.
+    record), also when it arrives wrapped in a Spark error (``fs_compat.spark.user_error``);
+    else the exception's type and the first line of its message.
 
     >>> error_line(StepError("step 'Map': function raised ValueError: bad (record 3)"))
     "step 'Map': function raised ValueError: bad (record 3)"
     >>> error_line(KeyError("amount"))
     "KeyError: 'amount'"
     """
+    if type(exc).__module__.startswith("pyspark."):
+        from fs_compat.spark import user_error
+
+        exc = user_error(exc)
     if isinstance(exc, StepError):
         text = str(exc)
     else:
-        found = _STEP_ERROR.findall(str(exc))
-        if found:
-            text = found[-1]
-        else:
-            lines = str(exc).strip().splitlines()
-            text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+        lines = str(exc).strip().splitlines()
+        text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
     return " ".join(text.split())
 
 

@@ -100,15 +100,24 @@ class FunctionOperator(Operator):
         self.conform = conform
         self.shape = shape
         self.ctx: _Ctx | None = None
+        self.broadcast: BroadcastStates | None = None
         # The handler's result is the outputs as they are (the per-record path skips ``_out``).
         self._plain = not side_outputs and conform is None
         if handler is h_map and not side_outputs:
             self.one_to_one = _conformed(fn.map, conform, shape)
 
     def open(self, runtime: OperatorRuntime) -> None:
-        self.ctx = _Ctx(runtime, BroadcastStates(self.broadcast_states) if self.broadcast_states else None)
+        self.broadcast = BroadcastStates(self.broadcast_states) if self.broadcast_states else None
+        self.ctx = _Ctx(runtime, self.broadcast)
         if isinstance(self.fn, Function):
             self.fn.open(RuntimeContext(runtime))
+
+    def snapshot_operator_state(self) -> Any:
+        return None if self.broadcast is None else self.broadcast.snapshot()
+
+    def restore_operator_state(self, state: Any) -> None:
+        if self.broadcast is not None and state is not None:
+            self.broadcast.restore(state)
 
     def _out(self, result: Any) -> Iterable[Any]:
         outs = _outputs(result, self.side_outputs)

@@ -1279,7 +1279,9 @@ class StreamExecutionEnvironment:
                 )
         writers = [self._connector_sinks.pop(s.id)[1] for s in sinks if s.id in self._connector_sinks]
         try:
-            summary = run_plan(sinks, self._runtime_config(), target=target, spark=self._spark)
+            summary = run_plan(
+                sinks, self._runtime_config(), target=target, spark=self._spark, job_name=job_name
+            )
         except BaseException:
             for writer in writers:
                 writer.abort()
@@ -1403,6 +1405,8 @@ class StreamExecutionEnvironment:
             df = spark_dataframe(spark, records._node, None, config, write.record_type, clock=self._clock)
             query = write.start(df, os.path.join(base, folder), trigger)
             queries.append(query)
+        from fs_compat.spark import await_query
+
         for query in queries:
-            query.awaitTermination()
+            await_query(query)  # a failed query raises the user's error (StepError ...)
         return JobExecutionResult(job_name)

@@ -485,3 +485,17 @@ class BroadcastStates:
             )
         data = self._data.setdefault(name, {})
         return BroadcastState(name, data) if writable else ReadOnlyBroadcastState(name, data)
+
+    def snapshot(self) -> dict[str, dict[Any, Any]] | None:
+        """The maps' contents (copies), or None when every map is empty."""
+        held = {name: dict(data) for name, data in self._data.items() if data}
+        return held or None
+
+    def restore(self, snapshot: dict[str, dict[Any, Any]]) -> None:
+        """Replace the maps' contents with ``snapshot``'s (``snapshot``'s result), in place: views
+        handed out before see the restored contents."""
+        for name, data in self._data.items():
+            data.clear()
+            data.update(snapshot.get(name, {}))
+        for name in snapshot.keys() - self._data.keys():
+            self._data[name] = dict(snapshot[name])

@@ -223,6 +223,16 @@ class Operator(abc.ABC):
         handled anywhere in the job), e.g. to fire notifications that are due by now."""
         return ()
 
+    # Operator state (Flink's non-keyed state: broadcast state): optional. An engine that keeps
+    # state between runs of an instance (Spark streaming, in each key group's state row) saves
+    # what ``snapshot_operator_state`` returns and gives it back after ``open``.
+    def snapshot_operator_state(self) -> Any:
+        """This instance's state that is not keyed, as a picklable value (None: none)."""
+        return None
+
+    def restore_operator_state(self, state: Any) -> None:  # noqa: B027 - optional hook
+        """Take back what ``snapshot_operator_state`` returned (called after ``open``)."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Called once at the end."""
 

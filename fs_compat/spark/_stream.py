@@ -1,47 +1,60 @@
 """Unbounded plans on Spark Structured Streaming, with the job's keyed state and timers in Spark's
 checkpointed state store.
 
-Supported shape: a streaming DataFrame source, then single-input steps, any number of them keyed
-(``source -> [stateless steps, timestamps] -> keyed step -> [stateless steps] -> keyed step ...
--> output``).
+Supported shape: one or more streaming DataFrame sources; non-keyed steps (``map``, ``union``,
+non-keyed co-functions, timestamps before the first keyed step); any number of keyed steps, each
+with one or more inputs (``connect`` of keyed streams, a ``union`` before ``key_by``), each keyed
+step's main output read by one step (or the output). Not yet: broadcast streams, side outputs
+read by a later step (a side output can be the job's output).
+
+The job is cut into *feeds* (``Feed``): paths of records from a source or a keyed step's output,
+through non-keyed steps, to one input of a keyed step (or the output). Each feed into a keyed
+step is one *channel* of it (an input has as many channels as feeds reach it: a ``union`` before
+``key_by`` gives two).
 
 Physical plan:
 
-1. ``mapInArrow`` over the source: rows become ``Row`` values, the steps before the keyed one run,
-   and each record gets its key's *key group* (crc32 of the key bytes mod the maximum
-   parallelism, as on every target). Rows out: ``kg``, ``seq`` (order within the micro-batch),
-   ``v`` (the pickled value) and ``ts`` (its timestamp). At the end of its input each partition
-   adds one marker row per key group carrying the largest timestamp it saw (or none), so every
-   key group is visited in every micro-batch: processing-time timers and TTL cleanup run for idle
-   keys too, and every key group learns the micro-batch's largest timestamp.
-2. Per keyed step, ``groupBy("kg").transformWithStateInPandas`` (time mode None, no Spark
-   watermark; processing time is the micro-batch's, ``current_timestamp()``, in a ``now``
-   column; Spark chains several of these in one query, each with its own state in the
-   checkpoint, where it refuses two ``applyInPandasWithState``): one state row (a ``ValueState``)
-   per key group holds that group's keyed state and timers as one blob
-   (``KeyedStateBackend.snapshot_key_group``), plus a header read without unpickling the blob:
-   a token (the blob's version, random, new with each write), the largest timestamp seen, the
-   earliest event-time and processing-time timers, and whether state with TTL holds entries.
-   A call with only markers for a group none of whose timers is due (by the new watermark, by
-   processing time) and that holds no TTL state returns at once: nothing is restored or
-   rewritten (when the largest timestamp grew, the row is written back with only that field
-   changed). Otherwise: take the group from this Python worker's cache when it holds the row's
-   version (same token), else restore it from the blob into a new operator instance; fire due
-   processing-time timers, process the group's records in input order, advance the watermark to
-   ``largest timestamp - delay`` (firing event-time timers), run the steps after the keyed one,
-   and write the row back only if it changed (blobs are pickled without pickle's memo, so
-   unchanged state gives the same bytes). The last keyed step's output rows follow the stream's
-   output type (``_convert.OutputColumns``); a keyed step followed by another writes rows of the
-   pre-pass's form, routed to the next step's key groups (``_NextStep``), and one marker per call
-   that ``_markers`` turns into one marker per key group of the next step, so that every key
-   group of every keyed step is visited in every micro-batch and learns its largest timestamp.
+1. Per feed from a source, ``mapInArrow`` over the source: rows become ``Row`` values, the
+   feed's steps run, and each record gets its key's *key group* (crc32 of the key bytes mod the
+   maximum parallelism, as on every target). Rows out: ``kg``, ``seq`` (order within the
+   micro-batch), ``v`` (the pickled value), ``ts`` (its timestamp), the key (``ki``/``ks``) and
+   the channel ``ch``. At the end of its input each partition adds one marker row per key group
+   carrying the channel's watermark (the largest timestamp it saw - the feed's delay, or none),
+   so every key group is visited in every micro-batch: processing-time timers and TTL cleanup
+   run for idle keys too, and every key group learns each channel's watermark.
+2. Per keyed step, the union of its feeds' rows, ``groupBy("kg").transformWithStateInPandas``
+   (time mode None, no Spark watermark; processing time is the micro-batch's,
+   ``current_timestamp()``, in a ``now`` column; Spark chains several of these in one query,
+   each with its own state in the checkpoint, where it refuses two ``applyInPandasWithState``):
+   one state row (a ``ValueState``) per key group holds that group's keyed state and timers as
+   one blob (``KeyedStateBackend.snapshot_key_group``), plus a header read without unpickling
+   the blob: a token (the blob's version, random, new with each write), the watermark of each
+   channel, the earliest event-time and processing-time timers, and whether state with TTL
+   holds entries. A call with only markers for a group none of whose timers is due (by the new
+   watermark, by processing time) and that holds no TTL state returns at once: nothing is
+   restored or rewritten (when a channel's watermark grew, the row is written back with only
+   that field changed). Otherwise: take the group from this Python worker's cache when it holds
+   the row's version (same token), else restore it from the blob into a new operator instance;
+   fire due processing-time timers, process the group's records (channel by channel, each in
+   input order), advance each channel's watermark (the step's is the smallest of its channels',
+   as in Flink; event-time timers fire), run the steps of the feed after the keyed one, and
+   write the row back only if it changed (blobs are pickled without pickle's memo, so unchanged
+   state gives the same bytes). The last keyed step's output rows follow the stream's output
+   type (``_convert.OutputColumns``); a keyed step followed by another writes rows of the
+   pre-pass's form, routed to the next step's key groups on its channel (``_NextStep``), and one
+   marker per call carrying the step's watermark, which ``_markers`` turns into one marker per
+   key group of the next step, so that every key group of every keyed step is visited in every
+   micro-batch and learns its channels' watermarks. Feeds from sources straight to the output
+   are one ``mapInArrow`` each; the output is the union of the feeds that reach it.
 
 The watermark is computed here rather than by Spark: Spark drops records behind its watermark
 before a stateful step, and it gives a stateful step no watermark unless the step's own input
-column carries one. ``delay`` is the WatermarkStrategy's out-of-orderness + 1 ms (Flink's
-watermark is ``max - out_of_orderness - 1``), or the delay of the source's ``withWatermark``
-column (Spark's watermark is ``max - delay``). Records are never dropped as late: as in Flink, a
-process function sees them.
+column carries one. A feed's ``delay`` is the WatermarkStrategy's out-of-orderness + 1 ms
+(Flink's watermark is ``max - out_of_orderness - 1``), or the delay of the source's
+``withWatermark`` column (Spark's watermark is ``max - delay``). Records are never dropped as
+late: as in Flink, a process function sees them. A source with no new data in a micro-batch
+sends no markers: its channel keeps its watermark in key groups that hold a state row, and a key
+group without one learns it when the source next has data (its new timers wait until then).
 
 Processing time is the micro-batch's timestamp unless the job set a clock
 (``env.set_processing_time_clock``). ``open()`` runs when a Python worker first uses a key group,
@@ -55,6 +68,7 @@ it holds (``spark.fs_compat.streaming.workerCacheBytes``, 64 MiB by default).
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import random
 import uuid
@@ -93,7 +107,8 @@ from ._worker import worker_pass
 _MIN = -(2**63)
 
 #: The pre-pass's rows: key group, order, pickled value, timestamp, and the record's key when it
-#: is an ``int`` (``ki``) or a ``str`` (``ks``), so the key-group pass need not run the key selector.
+#: is an ``int`` (``ki``) or a ``str`` (``ks``), so the key-group pass need not run the key
+#: selector, and the channel of the keyed step it arrives on (``Feed.ch``).
 _PRE_FIELDS = (
     ("kg", "int"),
     ("seq", "long"),
@@ -101,6 +116,7 @@ _PRE_FIELDS = (
     ("ts", "long"),
     ("ki", "long"),
     ("ks", "string"),
+    ("ch", "int"),
 )
 
 
@@ -109,62 +125,125 @@ class StreamPlanError(ValueError):
 
 
 @attrs.frozen
-class StreamShape:
-    """The steps of a streaming job, in order: the stateless ones before the first keyed step,
-    then each keyed step with the non-keyed steps after it (up to the next keyed step)."""
+class Feed:
+    """One path of records in a streaming job: from ``start`` (a streaming source, or a keyed
+    step's main output) through the non-keyed ``steps`` (each with the input of it that the
+    records enter) to input ``inp`` of the keyed step ``end``, as channel ``ch`` of that step
+    (``local``: the channel's number among those of input ``inp``), or, ``end`` None, to the
+    job's output."""
 
-    source: ExternalSourceNode
-    before: tuple[Node, ...]
-    stages: tuple[tuple[OperatorNode, tuple[Node, ...]], ...] = ()
+    start: Node
+    steps: tuple[tuple[Node, int], ...] = ()
+    end: OperatorNode | None = None
+    inp: int = 0
+    ch: int = 0
+    local: int = 0
 
     @property
-    def keyed(self) -> OperatorNode | None:
-        """The first keyed step (None: the job has none)."""
-        return self.stages[0][0] if self.stages else None
+    def source(self) -> ExternalSourceNode | None:
+        return self.start if isinstance(self.start, ExternalSourceNode) else None
+
+    @property
+    def broadcast(self) -> bool:
+        """Whether the feed is a broadcast input of its keyed step: every key group gets every
+        record."""
+        return self.end is not None and self.end.inputs[self.inp].broadcast
 
 
-def stream_shape(node: Node, tag: str | None) -> StreamShape:
-    """Check that the job ending at ``node`` (output ``tag``) has the supported shape."""
-    chain: list[Node] = []
-    current = node
-    while not isinstance(current, ExternalSourceNode):
-        if isinstance(current, SinkNode) or len(current.inputs) != 1:
+@attrs.frozen
+class StreamShape:
+    """A streaming job as feeds: every keyed step (upstream ones first), and every path of
+    records between sources, keyed steps and the output (``Feed``)."""
+
+    keyed: tuple[OperatorNode, ...]
+    feeds: tuple[Feed, ...]
+
+    def into(self, step: OperatorNode | None) -> list[Feed]:
+        """The feeds that end at ``step`` (None: the job's output), in channel order."""
+        return [f for f in self.feeds if f.end is step]
+
+    def out_of(self, step: OperatorNode) -> Feed:
+        """The feed that takes keyed ``step``'s main output on."""
+        return next(f for f in self.feeds if f.start is step)
+
+
+def stream_shape(node: Node) -> StreamShape:
+    """The feeds of the job whose output is ``node``'s; refuses what a streaming
+    DataFrame cannot run (see the module docstring)."""
+    feeds: list[Feed] = []
+    order: list[OperatorNode] = []  # keyed steps, each after every keyed step it reads
+    seen: set[int] = set()
+
+    def walk(upstream: Node, steps: list[tuple[Node, int]], end: OperatorNode | None, inp: int) -> None:
+        if isinstance(upstream, SinkNode):
+            raise StreamPlanError(f"step '{upstream.name}' is a sink; it has no output to read")
+        if isinstance(upstream, OperatorNode) and upstream.keyed:
+            if upstream.id in seen:
+                raise StreamPlanError(
+                    f"the output of keyed step '{upstream.name}' goes to more than one step; on a "
+                    "streaming DataFrame a keyed step's output feeds one step (or the output)"
+                )
+            if any(isinstance(n, TimestampNode) for n, _i in steps):
+                raise StreamPlanError(
+                    "assign timestamps before the first keyed step on a streaming DataFrame"
+                )
+            seen.add(upstream.id)
+            feeds.append(Feed(upstream, tuple(steps), end, inp))
+            keyed_inputs(upstream)
+            order.append(upstream)
+            return
+        if isinstance(upstream, ExternalSourceNode) or not upstream.inputs:
+            if not (isinstance(upstream, ExternalSourceNode) and upstream.unbounded):
+                raise StreamPlanError(
+                    f"source '{upstream.name}' is bounded; on a streaming DataFrame every source "
+                    "of the job must be a streaming DataFrame"
+                )
+            feeds.append(Feed(upstream, tuple(steps), end, inp))
+            return
+        for j, edge in enumerate(upstream.inputs):
+            check_edge(upstream, edge.side_tag, edge.broadcast)
+            walk(edge.source, [(upstream, j), *steps], end, inp)
+
+    def check_edge(step: Node, side_tag: str | None, broadcast: bool = False) -> None:
+        if side_tag is not None:
             raise StreamPlanError(
-                f"step '{current.name}' has {len(current.inputs)} inputs; on a streaming DataFrame "
-                "each step takes one input for now (union, connect and broadcast need bounded input)"
+                f"step '{step.name}' reads side output '{side_tag}'; on a streaming DataFrame, a "
+                "side output can only be the job's output (ds.get_side_output(tag).to_dataframe())"
             )
-        edge = current.inputs[0]
-        if edge.side_tag is not None:
+        if broadcast:
             raise StreamPlanError(
-                f"step '{current.name}' reads side output '{edge.side_tag}'; on a streaming "
-                "DataFrame, a side output can only be the job's output "
-                "(ds.get_side_output(tag).to_dataframe())"
+                f"step '{step.name}' reads a broadcast stream on a stream that is not keyed; on a "
+                "streaming DataFrame broadcast state needs a keyed stream "
+                "(key_by(...).connect(broadcast).process(KeyedBroadcastProcessFunction))"
             )
-        chain.append(current)
-        current = edge.source
-    chain.reverse()
-    if not current.unbounded:
-        raise StreamPlanError("stream_dataframe needs a streaming DataFrame source")
-    at = [i for i, n in enumerate(chain) if isinstance(n, OperatorNode) and n.keyed]
-    if not at:
-        return StreamShape(current, tuple(chain))
-    stages = []
-    for start, end in zip(at, [*at[1:], len(chain)], strict=True):
-        keyed = chain[start]
-        assert isinstance(keyed, OperatorNode)
-        stages.append((keyed, tuple(chain[start + 1 : end])))
-    if any(isinstance(n, TimestampNode) for n in chain[at[0] :]):
-        raise StreamPlanError("assign timestamps before the first keyed step on a streaming DataFrame")
-    return StreamShape(current, tuple(chain[: at[0]]), tuple(stages))
+
+    def keyed_inputs(step: OperatorNode) -> None:
+        for i, edge in enumerate(step.inputs):
+            check_edge(step, edge.side_tag)  # a broadcast input of a keyed step reaches every key group
+            walk(edge.source, [], step, i)
+
+    walk(node, [], None, 0)  # the output's ``tag`` is that of its last step
+    numbered: list[Feed] = []
+    for feed in feeds:
+        same_end = [f for f in numbered if f.end is feed.end]
+        local = sum(1 for f in same_end if f.inp == feed.inp)
+        numbered.append(attrs.evolve(feed, ch=len(same_end), local=local))
+    return StreamShape(tuple(order), tuple(numbered))
 
 
-def _watermark_delay(shape: StreamShape) -> int | None:
-    """``largest timestamp - watermark`` for the job in ms, or None when it has no watermark."""
-    stamps = [n for n in shape.before if isinstance(n, TimestampNode)]
+def _is_keyed(node: Node) -> bool:
+    return isinstance(node, OperatorNode) and node.keyed
+
+
+def _watermark_delay(feed: Feed) -> int | None:
+    """``largest timestamp - watermark`` in ms for the records of a source's ``feed``, or None
+    when they have no watermark."""
+    stamps = [n for n, _i in feed.steps if isinstance(n, TimestampNode)]
     if stamps:
         ooo = stamps[-1].out_of_orderness_ms
         return None if ooo is None else ooo + 1
-    marked = watermark_column(shape.source.handle.schema)
+    assert feed.source is not None
+    marked = watermark_column(feed.source.handle.schema)
     return marked[1] if marked else None
 
 
@@ -181,45 +260,71 @@ def stream_dataframe(
         raise StreamPlanError(
             "BATCH execution mode needs bounded input; this job reads a streaming DataFrame"
         )
-    del spark  # the source DataFrame knows its session
+    del spark  # the source DataFrames know their session
     ship_user_code()
     check_shippable(upstream_of([node]))
-    shape = stream_shape(node, tag)
+    shape = stream_shape(node)
     out = OutputColumns(output_type)
-    source = shape.source.handle
-    if shape.keyed is None:
-        return source.mapInArrow(_stateless(shape, tag, config, out), out.schema)
-    delay = _watermark_delay(shape)
-    session = source.sparkSession
-    _use_rocksdb(session)
+    sources = [f.source for f in shape.feeds if f.source is not None]
+    session = sources[0].handle.sparkSession
+    frames: dict[int, Any] = {}  # keyed step -> its key-group pass's DataFrame
+    if shape.keyed:
+        _use_rocksdb(session)
     pre_schema = _spark_schema(_PRE_FIELDS)
-    df = source.mapInArrow(_pre(shape, config), pre_schema)
-    row_names = None if shape.before else _reader(shape).names
     cache_bytes = int(session.conf.get(WORKER_CACHE_CONF, str(DEFAULT_WORKER_CACHE_BYTES)))
-    for i, (keyed, after) in enumerate(shape.stages):
-        last = i + 1 == len(shape.stages)
+    for keyed in shape.keyed:
+        inputs = []
+        for feed in shape.into(keyed):
+            if feed.source is not None:
+                inputs.append(feed.source.handle.mapInArrow(_pre(feed, config), pre_schema))
+            else:
+                upstream = frames[feed.start.id]
+                inputs.append(upstream.mapInArrow(_markers(config.max_parallelism, feed.ch), pre_schema))
+        onward = shape.out_of(keyed)
+        last = onward.end is None
         fn = _KeyGroups(
             keyed,
-            after,
+            onward.steps,
             tag if last else None,
             config,
             out,
             clock,
-            delay,
-            row_names if i == 0 else None,
+            [(f.inp, f.local) for f in shape.into(keyed)],
+            [_source_names(f) for f in shape.into(keyed)],
             cache_bytes,
-            next_step=None if last else shape.stages[i + 1][0],
+            next_step=None if last else onward,
         )
-        df = (
-            df.withColumn("now", _batch_time_ms())
+        frames[keyed.id] = (
+            _union(inputs)
+            .withColumn("now", _batch_time_ms())
             .groupBy("kg")
             .transformWithStateInPandas(
                 _KeyGroupProcessor(fn), out.schema if last else pre_schema, "Append", "None"
             )
         )
-        if not last:
-            df = df.mapInArrow(_markers(config.max_parallelism), pre_schema)
+    outputs = [
+        frames[f.start.id]
+        if f.source is None
+        else f.source.handle.mapInArrow(_stateless(f, tag, config, out), out.schema)
+        for f in shape.into(None)
+    ]
+    return _union(outputs)
+
+
+def _union(frames: Sequence[Any]) -> Any:
+    """The rows of every one of ``frames`` (same schema), as one DataFrame."""
+    df = frames[0]
+    for other in frames[1:]:
+        df = df.union(other)
     return df
+
+
+def _source_names(feed: Feed) -> list[str] | None:
+    """The field names of the Rows a keyed step's records from ``feed`` are made of when they
+    travel as tuples (the feed reads a source with no step in between), else None."""
+    if feed.source is None or feed.steps:
+        return None
+    return _reader(feed.source).names
 
 
 #: The state store provider ``transformWithStateInPandas`` needs, and Spark's default (which it
@@ -246,10 +351,11 @@ def _batch_time_ms() -> Any:
     return F.unix_millis(F.current_timestamp())
 
 
-def _markers(n_groups: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def _markers(n_groups: int, ch: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """Between two keyed steps: the rows of the first step's key groups go on, but their
-    markers (``kg`` -1, one per call, ``ts`` the largest timestamp it saw) become one marker per
-    key group of the next step, with the largest of those timestamps (see ``_pre``)."""
+    markers (``kg`` -1, one per call, ``ts`` the step's watermark) become one marker per key
+    group of the next step for its channel ``ch``, with the largest of those watermarks (see
+    ``_pre``)."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -265,20 +371,22 @@ def _markers(n_groups: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
             kept = batch.filter(pc.invert(marker))
             if kept.num_rows:
                 yield kept.select([f.name for f in schema])
-        yield pa.RecordBatch.from_pydict(_marker_columns(n_groups, top), schema=schema)
+        yield pa.RecordBatch.from_pydict(_marker_columns(n_groups, top, ch), schema=schema)
 
     return worker_pass(run)
 
 
-def _marker_columns(n_groups: int, max_ts: int | None) -> dict[str, list[Any]]:
-    """One marker row per key group: no value, the largest timestamp seen (see ``_pre``)."""
+def _marker_columns(n_groups: int, wm: int | None, ch: int) -> dict[str, list[Any]]:
+    """One marker row per key group for channel ``ch``: no value, the channel's watermark (see
+    ``_pre``)."""
     return {
         "kg": list(range(n_groups)),
         "seq": [-1] * n_groups,
         "v": [None] * n_groups,
-        "ts": [max_ts] * n_groups,
+        "ts": [wm] * n_groups,
         "ki": [0] * n_groups,  # not a key: keeps the column's type int where keys are ints
         "ks": [None] * n_groups,
+        "ch": [ch] * n_groups,
     }
 
 
@@ -291,33 +399,74 @@ def _spark_schema(fields: Sequence[tuple[str, str]]) -> Any:
         "binary": st.BinaryType(),
         "boolean": st.BooleanType(),
         "string": st.StringType(),
+        "array<long>": st.ArrayType(st.LongType(), True),
     }
     return st.StructType([st.StructField(n, kinds[k], True) for n, k in fields])
 
 
-def _reader(shape: StreamShape) -> RowReader:
+def _reader(source: ExternalSourceNode) -> RowReader:
     """Reads the source's Arrow batches: Row values, timestamps from its ``withWatermark`` column."""
-    schema = shape.source.handle.schema
+    schema = source.handle.schema
     marked = watermark_column(schema)
     return RowReader(schema, marked[0] if marked else None)
 
 
-def _chain_runner(
-    nodes: Sequence[Node], index: int, config: LocalConfig, tags: Sequence[str] = ()
-) -> SubtaskRunner | None:
-    if not nodes:
-        return None
-    return SubtaskRunner(nodes[0], index, config, [1], tags, chain=nodes[1:])
+class _Chain:
+    """Non-keyed steps run in one pass (``Feed.steps``), records entering the first one at its
+    input ``entry``. ``max_ts`` is the largest timestamp the last ``TimestampNode`` among them
+    assigned (None: none yet, or no such step): a watermark follows the records that step saw,
+    not those that a filter after it lets through (as in Flink, where it passes filters)."""
+
+    def __init__(
+        self, steps: Sequence[tuple[Node, int]], index: int, config: LocalConfig, tags: Sequence[str] = ()
+    ) -> None:
+        stamps = [i for i, (n, _j) in enumerate(steps) if isinstance(n, TimestampNode)]
+        cut = stamps[-1] + 1 if stamps and stamps[-1] + 1 < len(steps) else len(steps)
+        self.stamped = bool(stamps)
+        self.max_ts: int | None = None
+        self.head = self._runner(steps[:cut], index, config, tags if cut == len(steps) else ())
+        self.tail = self._runner(steps[cut:], index, config, tags) if cut < len(steps) else None
+
+    @staticmethod
+    def _runner(
+        steps: Sequence[tuple[Node, int]], index: int, config: LocalConfig, tags: Sequence[str]
+    ) -> tuple[SubtaskRunner, int]:
+        head, entry = steps[0]
+        channels = [1] * max(1, len(head.inputs))
+        return SubtaskRunner(head, index, config, channels, tags, chain=steps[1:]), entry
+
+    @staticmethod
+    def _run(
+        part: tuple[SubtaskRunner, int], value: Any, ts: int | None, tag: str | None
+    ) -> list[tuple[Any, int | None]]:
+        runner, entry = part
+        runner.record(entry, value, ts)
+        return [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == tag]
+
+    def records(self, value: Any, ts: int | None, tag: str | None = None) -> list[tuple[Any, int | None]]:
+        """What ``value`` becomes after the steps."""
+        outs = self._run(self.head, value, ts, None if self.tail is not None else tag)
+        if self.stamped:
+            top = max((t for _v, t in outs if t is not None), default=None)
+            if top is not None and (self.max_ts is None or top > self.max_ts):
+                self.max_ts = top
+        if self.tail is None:
+            return outs
+        tail = self.tail
+        return [out for v, t in outs for out in self._run(tail, v, t, tag)]
+
+
+def _chain(
+    steps: Sequence[tuple[Node, int]], index: int, config: LocalConfig, tags: Sequence[str] = ()
+) -> _Chain | None:
+    return _Chain(steps, index, config, tags) if steps else None
 
 
 def _records(
-    runner: SubtaskRunner | None, value: Any, ts: int | None, tag: str | None = None
+    chain: _Chain | None, value: Any, ts: int | None, tag: str | None = None
 ) -> list[tuple[Any, int | None]]:
-    """What ``value`` becomes after the steps of ``runner`` (itself when there are none)."""
-    if runner is None:
-        return [(value, ts)]
-    runner.record(0, value, ts)
-    return [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == tag]
+    """What ``value`` becomes after the steps of ``chain`` (itself when there are none)."""
+    return [(value, ts)] if chain is None else chain.records(value, ts, tag)
 
 
 def _partition_id() -> int:
@@ -328,102 +477,139 @@ def _partition_id() -> int:
 
 
 def _stateless(
-    shape: StreamShape, tag: str | None, config: LocalConfig, out: OutputColumns
+    feed: Feed, tag: str | None, config: LocalConfig, out: OutputColumns
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    reader = _reader(shape)
-    steps = shape.before
+    """The pass of a ``feed`` from a source to the job's output: no keyed step on the way."""
+    assert feed.source is not None
+    reader = _reader(feed.source)
+    steps = feed.steps
     arrow_schema = out.arrow_schema()
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        runner = _chain_runner(steps, _partition_id(), config, [tag] if tag else ())
+        chain = _chain(steps, _partition_id(), config, [tag] if tag else ())
         for batch in batches:
             tuples, stamps = reader.tuples(batch)
             values = [reader.row(t) for t in tuples]
             results = [
                 v
                 for value, ts in zip(values, stamps, strict=True)
-                for v, _ in _records(runner, value, ts, tag)
+                for v, _ in _records(chain, value, ts, tag)
             ]
             yield pa.RecordBatch.from_pydict(out.columns(results), schema=arrow_schema)
 
     return worker_pass(run)
 
 
-def _pre(shape: StreamShape, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    reader = _reader(shape)
-    steps = shape.before
-    keyed = shape.keyed
-    assert keyed is not None
-    edge = keyed.inputs[0]
-    assert edge.key_selector is not None
+def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The pass of a ``feed`` from a source to a keyed step: the steps on the way run, and each
+    record becomes a row of the keyed step's (``_PRE_FIELDS``): its key group, order, pickled
+    value, timestamp, key and the feed's channel (a broadcast feed's record: one row per key
+    group, no key); the partition ends with one marker per key group carrying the channel's
+    watermark (its largest timestamp - the feed's delay)."""
+    assert feed.source is not None and feed.end is not None
+    reader = _reader(feed.source)
+    steps = feed.steps
+    edge = feed.end.inputs[feed.inp]
+    broadcast = feed.broadcast
     key_selector = edge.key_selector
+    assert broadcast or key_selector is not None
     encoder = KeyEncoder(edge.key_codec, config.max_parallelism)
-    step = keyed.name
+    step = feed.end.name
     n_groups = config.max_parallelism
     names = reader.names
+    ch = feed.ch
+    delay = _watermark_delay(feed)
     # The key as a column when the selector returns one field as it is (``row_field``); checked
     # against the selector on each batch's first record.
-    key_field = row_field(key_selector, names) if not steps else None
+    key_field = row_field(key_selector, names) if not steps and key_selector is not None else None
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         pid = _partition_id()
-        runner = _chain_runner(steps, pid, config)
+        chain = _chain(steps, pid, config)
         field = key_field
         seq = pid << 32
         max_ts: int | None = None
         schema = _arrow_schema()
         for batch in batches:
-            if runner is None:  # the keyed step reads the source: values travel as tuples
+            kgs: list[int] = []
+            keys: list[Any] = []
+            if chain is None:  # the keyed step reads the source: values travel as tuples
                 cols = reader.columns(batch.columns)
                 n = batch.num_rows
-                stamps = reader.stamps(cols, n)
+                stamps = stamps_seen = reader.stamps(cols, n)
                 groups = None
-                if field is not None and n:
+                if field is not None and key_selector is not None and n:
                     if selects_field(key_selector, reader, cols, field):
                         groups = encoder.key_groups(cols[field])  # None: a key to report
                     else:
                         field = None  # not what row_field said: call the selector from now on
                 if groups is not None and field is not None:
                     kgs, keys = groups, cols[field]
-                else:
+                elif key_selector is not None:
                     kgs, keys = locate_keys(
                         step, key_selector, encoder, make_rows(names, zip(*cols, strict=True))
                     )
                 vs = _dumps_all(list(zip(*cols, strict=True)))
             else:
-                kgs, keys, vs, stamps = [], [], [], []
-                for values, ts in zip(*reader.tuples(batch), strict=True):
+                vs, stamps = [], []
+                tuples, source_stamps = reader.tuples(batch)
+                for values, ts in zip(tuples, source_stamps, strict=True):
                     # Each record's outputs are keyed and pickled before the next record runs.
-                    outs = _records(runner, create_row(names, values), ts)
+                    outs = chain.records(create_row(names, values), ts)
                     records = [record for record, _ in outs]
-                    record_kgs, record_keys = locate_keys(step, key_selector, encoder, records)
-                    kgs += record_kgs
-                    keys += record_keys
+                    if key_selector is not None:
+                        record_kgs, record_keys = locate_keys(step, key_selector, encoder, records)
+                        kgs += record_kgs
+                        keys += record_keys
                     vs += _dumps_all(records)
                     stamps += [rts for _, rts in outs]
                 n = len(vs)
-            top = max((t for t in stamps if t is not None), default=None)
+                if not chain.stamped:  # the source's timestamps make the watermark: all of them
+                    stamps_seen = source_stamps
+            if chain is not None and chain.stamped:
+                top = chain.max_ts
+            else:
+                top = max((t for t in stamps_seen if t is not None), default=None)
             if top is not None and (max_ts is None or top > max_ts):
                 max_ts = top
-            seqs = pa.array(range(seq, seq + n), pa.int64())
+            seqs: Any = range(seq, seq + n)
             seq += n
+            if broadcast:
+                seqs, vs, stamps, kgs, keys = _to_every_group(n_groups, seqs, vs, stamps)
             yield pa.RecordBatch.from_arrays(
                 [
                     pa.array(kgs, pa.int32()),
-                    seqs,
+                    pa.array(seqs, pa.int64()),
                     pa.array(vs, pa.binary()),
                     pa.array(stamps, pa.int64()),
                     *key_columns(keys),
+                    pa.array([ch] * len(vs), pa.int32()),
                 ],
                 schema=schema,
             )
-        yield pa.RecordBatch.from_pydict(_marker_columns(n_groups, max_ts), schema=schema)
+        wm = None if delay is None or max_ts is None else max_ts - delay
+        yield pa.RecordBatch.from_pydict(_marker_columns(n_groups, wm, ch), schema=schema)
 
     return worker_pass(run)
+
+
+def _to_every_group(
+    n_groups: int, seqs: Sequence[int], values: Sequence[Any], stamps: Sequence[int | None]
+) -> tuple[list[int], list[Any], list[int | None], list[int], list[Any]]:
+    """Broadcast records as rows: each record once per key group (``seq``, value and timestamp
+    repeated), with no key."""
+    groups = range(n_groups)
+    return (
+        [s for s in seqs for _g in groups],
+        [v for v in values for _g in groups],
+        [t for t in stamps for _g in groups],
+        [g for _s in seqs for g in groups],
+        [None] * (len(seqs) * n_groups),
+    )
 
 
 def _dumps_all(values: list[Any]) -> list[bytes]:
@@ -446,6 +632,7 @@ def _arrow_schema() -> Any:
             ("ts", pa.int64()),
             ("ki", pa.int64()),
             ("ks", pa.string()),
+            ("ch", pa.int32()),
         ]
     )
 
@@ -453,9 +640,10 @@ def _arrow_schema() -> Any:
 #: The state row of a key group: the blob (``_KeyGroups._save``) and a header that says, without
 #: unpickling the blob, which version it is and whether an idle micro-batch has work for the group.
 _STATE_FIELDS = (
-    ("blob", "binary"),  # pickled (backend snapshot, event-time timers, processing-time timers)
+    # pickled (backend snapshot, event-time timers, processing-time timers[, operator states])
+    ("blob", "binary"),
     ("token", "long"),  # random, new with every blob written: the blob's version
-    ("max_ts", "long"),  # the largest timestamp the key group has seen (its watermark + delay)
+    ("wms", "array<long>"),  # the watermark of each of the step's channels (null: none yet)
     ("next_event", "long"),  # the earliest event-time timer, or null
     ("next_proc", "long"),  # the earliest processing-time timer, or null
     ("ttl", "boolean"),  # whether state with TTL holds entries (time alone may expire them)
@@ -470,18 +658,19 @@ class _StateRow:
 
     blob: bytes
     token: int
-    max_ts: int | None
+    wms: tuple[int | None, ...]
     next_event: int | None
     next_proc: int | None
     ttl: bool
 
     @classmethod
     def read(cls, row: Sequence[Any]) -> _StateRow:
-        blob, token, max_ts, next_event, next_proc, ttl = row
-        return cls(bytes(blob), int(token), _opt(max_ts), _opt(next_event), _opt(next_proc), bool(ttl))
+        blob, token, wms, next_event, next_proc, ttl = row
+        marks = tuple(_opt(w) for w in wms) if wms is not None else ()
+        return cls(bytes(blob), int(token), marks, _opt(next_event), _opt(next_proc), bool(ttl))
 
     def values(self) -> tuple[Any, ...]:
-        return (self.blob, self.token, self.max_ts, self.next_event, self.next_proc, self.ttl)
+        return (self.blob, self.token, list(self.wms), self.next_event, self.next_proc, self.ttl)
 
 
 def _opt(value: Any) -> int | None:
@@ -492,38 +681,43 @@ class _Records:
     """The records of one call of ``_KeyGroups``, from the frames Spark passes (records, and
     markers: ``v`` null), column by column: per-record pandas access is slow."""
 
-    __slots__ = ("keys", "max_ts", "n", "seqs", "stamps", "values")
+    __slots__ = ("chs", "keys", "n", "seqs", "stamps", "values", "wms")
 
     def __init__(self) -> None:
         self.seqs: list[Any] = []  # numpy arrays
+        self.chs: list[Any] = []
         self.values: list[Any] = []
         self.stamps: list[Any] = []
         self.keys: list[Any] = []
-        self.max_ts: int | None = None  # the largest timestamp of records and markers
+        self.wms: dict[int, int] = {}  # per channel, the largest watermark its markers carry
         self.n = 0
 
     def add(self, pdf: Any) -> None:
+        import numpy as np
         import pandas as pd
 
         stamps = _stamps(pdf["ts"])
-        top = max((t for t in stamps if t is not None), default=None)
-        if top is not None and (self.max_ts is None or top > self.max_ts):
-            self.max_ts = top
         v = pdf["v"].to_numpy()
         kept = pd.notna(v)
+        chs = pdf["ch"].to_numpy() if "ch" in pdf else np.zeros(len(v), dtype=np.int64)
         n = int(kept.sum())
+        if n < len(v):
+            for ch, wm, record in zip(chs.tolist(), stamps, kept.tolist(), strict=True):
+                if not record and wm is not None and (ch not in self.wms or wm > self.wms[ch]):
+                    self.wms[ch] = wm
         if n == 0:
             return
         seq = pdf["seq"].to_numpy()
         ki = pdf["ki"] if "ki" in pdf else None
         ks = pdf["ks"] if "ks" in pdf else None
         if n < len(v):
-            v, seq = v[kept], seq[kept]
+            v, seq, chs = v[kept], seq[kept], chs[kept]
             stamps = [t for t, k in zip(stamps, kept.tolist(), strict=True) if k]
             ki = None if ki is None else ki[kept]
             ks = None if ks is None else ks[kept]
         self.n += n
         self.seqs.append(seq)
+        self.chs.append(chs)
         self.values.append(v)
         self.stamps.append(stamps)
         if ki is not None and ki.dtype.kind in "iu":  # every record's key is an int
@@ -533,24 +727,33 @@ class _Records:
         else:
             self.keys.append([None] * n)
 
-    def ordered(self) -> tuple[list[Any], list[int | None], list[Any]]:
-        """The records' pickled values, timestamps and keys (None: not known), in input order
-        (Spark's shuffle does not keep it)."""
+    def ordered(self) -> list[tuple[int, list[Any], list[int | None], list[Any]]]:
+        """The records as runs of one channel each: the channel, and its records' pickled
+        values, timestamps and keys (None: not known), in input order (Spark's shuffle does not
+        keep it); channels one after the other."""
         import numpy as np
 
         if len(self.seqs) == 1:
-            seq, values, stamps, keys = self.seqs[0], self.values[0], self.stamps[0], self.keys[0]
+            seq, chs, values = self.seqs[0], self.chs[0], self.values[0]
+            stamps, keys = self.stamps[0], self.keys[0]
         else:
-            seq, values = np.concatenate(self.seqs), np.concatenate(self.values)
+            seq, chs = np.concatenate(self.seqs), np.concatenate(self.chs)
+            values = np.concatenate(self.values)
             stamps = [t for part in self.stamps for t in part]
             keys = [k for part in self.keys for k in part]
-        if len(seq) > 1 and not bool((seq[1:] > seq[:-1]).all()):
-            order = np.argsort(seq, kind="stable")
-            values = values[order]
+        one = len(chs) == 0 or bool((chs == chs[0]).all())
+        if len(seq) > 1 and not (one and bool((seq[1:] > seq[:-1]).all())):
+            order = np.lexsort((seq, chs))  # by channel, then by order
+            values, chs = values[order], chs[order]
             order_list = order.tolist()
             stamps = [stamps[i] for i in order_list]
             keys = [keys[i] for i in order_list]
-        return values.tolist(), stamps, keys
+        if one:
+            return [(int(chs[0]), values.tolist(), stamps, keys)]
+        cuts = [0, *(np.flatnonzero(chs[1:] != chs[:-1]) + 1).tolist(), len(chs)]
+        return [
+            (int(chs[a]), values[a:b].tolist(), stamps[a:b], keys[a:b]) for a, b in itertools.pairwise(cuts)
+        ]
 
 
 def _stamps(column: Any) -> list[int | None]:
@@ -576,17 +779,17 @@ def _stable_dumps(value: Any) -> bytes:
 
 class _Group:
     """One key group's operator instance in a Python worker, and the state version it holds:
-    ``token`` and ``blob`` of the state row it was restored from or last wrote, ``max_ts`` the
-    largest timestamp it has seen."""
+    ``token`` and ``blob`` of the state row it was restored from or last wrote, ``wms`` the
+    watermark of each channel it has seen."""
 
-    __slots__ = ("blob", "max_ts", "now", "runner", "token")
+    __slots__ = ("blob", "now", "runner", "token", "wms")
 
-    def __init__(self, runner: SubtaskRunner, now: list[int]) -> None:
+    def __init__(self, runner: SubtaskRunner, now: list[int], n_channels: int) -> None:
         self.runner = runner
         self.now = now
         self.token: int | None = None
         self.blob: bytes | None = None
-        self.max_ts: int | None = None
+        self.wms: list[int | None] = [None] * n_channels
 
 
 class _WorkerCache:
@@ -660,33 +863,36 @@ def _idle_hooks(nodes: Sequence[Node]) -> tuple[bool, bool]:
 
 
 class _KeyGroups:
-    """The key-group pass of a keyed step: one call per key group per micro-batch (``_KeyGroupProcessor``)."""
+    """The key-group pass of a keyed step: one call per key group per micro-batch
+    (``_KeyGroupProcessor``). ``channels[c]`` is the step's input and that input's channel
+    number for the records of channel ``c`` (``Feed.ch``), ``row_names[c]`` the Row fields of
+    its values when they travel as tuples (else None)."""
 
     def __init__(
         self,
         keyed: OperatorNode,
-        after: Sequence[Node],
+        after: Sequence[tuple[Node, int]],
         tag: str | None,
         config: LocalConfig,
         out: OutputColumns,
         clock: Callable[[], int] | None,
-        delay: int | None,
-        row_names: list[str] | None = None,
+        channels: Sequence[tuple[int, int]] = ((0, 0),),
+        row_names: Sequence[list[str] | None] = (None,),
         cache_bytes: int = DEFAULT_WORKER_CACHE_BYTES,
-        next_step: OperatorNode | None = None,
+        next_step: Feed | None = None,
     ) -> None:
-        self.row_names = row_names  # records arrive as tuples of a Row's values
         self.keyed = keyed
         self.after = tuple(after)
         self.tag = tag
         self.config = config
         self.out = out
         self.clock = clock
-        self.delay = delay
+        self.channels = tuple(channels)
+        self.row_names = tuple(row_names)
         self.cache_bytes = cache_bytes
         #: This plan, in workers' caches: every task unpickles its own copy of this object.
         self.plan_id = uuid.uuid4().hex
-        self.skip_idle, self.watermark_hooks = _idle_hooks((keyed, *self.after))
+        self.skip_idle, self.watermark_hooks = _idle_hooks((keyed, *(n for n, _i in self.after)))
         #: The keyed step the main output goes to (None: the output is the job's, as columns).
         self.next: _NextStep | None = None if next_step is None else _NextStep(next_step, config)
 
@@ -696,44 +902,58 @@ class _KeyGroups:
         config = attrs.evolve(self.config, clock=clock)
         p = self.keyed.parallelism or config.parallelism
         index = subtask_of(kg, p, config.max_parallelism)
+        per_input = [0] * max(1, len(self.keyed.inputs))
+        for inp, _local in self.channels:
+            per_input[inp] += 1
         runner = SubtaskRunner(
-            self.keyed, index, config, [1], [self.tag] if self.tag else (), chain=self.after
+            self.keyed, index, config, per_input, [self.tag] if self.tag else (), chain=self.after
         )
-        return _Group(runner, now)
+        return _Group(runner, now, len(self.channels))
 
     @worker_pass
     def __call__(self, key: tuple[Any, ...], pdfs: Iterator[Any], state: Any) -> Iterator[Any]:
         """One key group's call: ``state`` is its state row (Spark's ``GroupState``, or
         ``_TwsState`` over ``transformWithStateInPandas``'s)."""
         kg = int(key[0])
-        # Records (v set) and markers (v null, ts = a partition's largest timestamp), as lists:
-        # per-record pandas access is slow.
+        # Records (v set) and markers (v null, ts = a channel's watermark), as lists: per-record
+        # pandas access is slow.
         records = _Records()
         for pdf in pdfs:
             if len(pdf):
                 records.add(pdf)
-        results = self._run(kg, records, state)
+        results, marks = self._run(kg, records, state)
         if self.next is not None:
-            yield self.next.frame(kg, results, records.max_ts)
+            yield self.next.frame(kg, results, _combined(marks))
         elif results:
             import pandas as pd
 
             cols = self.out.columns([v for v, _t in results])
             yield pd.DataFrame({name: pd.Series(cols[name], dtype=object) for name in self.out.names})
 
-    def _run(self, kg: int, records: _Records, state: Any) -> list[tuple[Any, int | None]]:
-        """Run key group ``kg`` over ``records``; its outputs (values and timestamps)."""
+    def _marks(self, row: _StateRow | None, batch: dict[int, int]) -> tuple[int | None, ...]:
+        """Each channel's watermark after this call: the row's, or the markers' when above."""
+        known = _row_marks(row, len(self.channels))
+        return tuple(
+            batch[c] if c in batch and _above(batch[c], known[c]) else known[c]
+            for c in range(len(self.channels))
+        )
+
+    def _run(
+        self, kg: int, records: _Records, state: Any
+    ) -> tuple[list[tuple[Any, int | None]], tuple[int | None, ...]]:
+        """Run key group ``kg`` over ``records``; its outputs (values and timestamps) and each
+        channel's watermark after the call."""
         row = _StateRow.read(state.get) if state.exists else None
-        batch_max = records.max_ts
+        marks = self._marks(row, records.wms)
         data = records.n > 0
         if row is None:
             if not data:
-                return []  # a marker for a key group that holds nothing
+                return [], marks  # a marker for a key group that holds nothing
             group = self._new_group(kg)
-        elif not data and self._idle(row, state, batch_max):
-            if self.delay is not None and batch_max is not None and _above(batch_max, row.max_ts):
-                state.update(attrs.evolve(row, max_ts=batch_max).values())  # the blob as it was
-            return []
+        elif not data and self._idle(row, state, marks):
+            if marks != _row_marks(row, len(self.channels)):
+                state.update(attrs.evolve(row, wms=marks).values())  # the blob as it was
+            return [], marks
         else:
             group = self._group_for(kg, row)
         cache_key = (self.plan_id, _query_id(), kg)
@@ -741,25 +961,31 @@ class _KeyGroups:
         group.now[0] = int(state.getCurrentProcessingTimeMs())
         runner.processing_time_advanced()
         if data:
-            values, stamps, keys = records.ordered()
             loads = pickle.loads
-            names = self.row_names
-            if names is None:
-                values = [loads(v) for v in values]
-            else:
-                values = make_rows(names, map(loads, values))
-            runner.records(0, values, stamps, keys)
-        if self.delay is not None and batch_max is not None and _above(batch_max, group.max_ts):
-            group.max_ts = batch_max
-            runner.watermark(0, 0, batch_max - self.delay)
+            for ch, values, stamps, keys in records.ordered():
+                names = self.row_names[ch]
+                if names is None:
+                    values = [loads(v) for v in values]
+                else:
+                    values = make_rows(names, map(loads, values))
+                runner.records(self.channels[ch][0], values, stamps, keys)
+        self._advance(group, marks)
         runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
         results = [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == self.tag]
         runner.runtime.backend.purge_expired()  # expired TTL state leaves the state store
         if self._save(group, kg, state, row):
             _CACHE.put(cache_key, group, self.cache_bytes)
-        return results
+        return results, marks
 
-    def _idle(self, row: _StateRow, state: Any, batch_max: int | None) -> bool:
+    def _advance(self, group: _Group, marks: Sequence[int | None]) -> None:
+        """Move the group's channels' watermarks up to ``marks`` (firing event-time timers)."""
+        for ch, wm in enumerate(marks):
+            if wm is not None and _above(wm, group.wms[ch]):
+                group.wms[ch] = wm
+                inp, local = self.channels[ch]
+                group.runner.watermark(inp, local, wm)
+
+    def _idle(self, row: _StateRow, state: Any, marks: tuple[int | None, ...]) -> bool:
         """Whether a call without records has nothing to do for the key group of ``row``: no
         processing-time timer due, no event-time timer at or below the new watermark, no state
         with TTL, and no operator that acts on checkpoints or (when it advances) on the
@@ -775,34 +1001,40 @@ class _KeyGroups:
                 return False  # each operator instance has its own clock
             if row.next_proc <= now:
                 return False
-        if self.delay is None or batch_max is None or not _above(batch_max, row.max_ts):
+        if marks == _row_marks(row, len(self.channels)):
             return True  # the watermark stays
         if self.watermark_hooks:
             return False
-        return row.next_event is None or row.next_event > batch_max - self.delay
+        wm = _combined(marks)
+        return row.next_event is None or wm is None or row.next_event > wm
 
     def _group_for(self, kg: int, row: _StateRow) -> _Group:
         """The operator instance of key group ``kg`` holding the state of ``row``: this worker's
-        cached one when it holds that version (same token, and it has not seen a larger
-        timestamp than the row), else a new one restored from the row."""
+        cached one when it holds that version (same token, and it has not seen a higher
+        watermark than the row), else a new one restored from the row."""
+        known = _row_marks(row, len(self.channels))
         group = _CACHE.take((self.plan_id, _query_id(), kg))
-        if group is None or group.token != row.token or _above(group.max_ts, row.max_ts):
+        if (
+            group is None
+            or group.token != row.token
+            or any(_above(g, r) for g, r in zip(group.wms, known, strict=True))
+        ):
             group = self._new_group(kg)
             self._restore(group, kg, row.blob)
             group.token, group.blob = row.token, row.blob
-        if self.delay is not None and row.max_ts is not None and _above(row.max_ts, group.max_ts):
-            # Timers up to the row's watermark fired before it was written (or were not due).
-            group.runner.watermark(0, 0, row.max_ts - self.delay)
-            group.runner.drain()
-        group.max_ts = row.max_ts if _above(row.max_ts, group.max_ts) else group.max_ts
+        # Timers up to the row's watermarks fired before it was written (or were not due).
+        self._advance(group, known)
+        group.runner.drain()
         return group
 
     def _restore(self, group: _Group, kg: int, blob: bytes) -> None:
-        backend_blob, event_timers, processing_timers = pickle.loads(blob)
+        backend_blob, event_timers, processing_timers, *operator_states = pickle.loads(blob)
         rt = group.runner.runtime
         rt.backend.restore_key_group(kg, backend_blob)
         rt.event_timers.restore(event_timers)
         rt.processing_timers.restore(processing_timers)
+        if operator_states:
+            group.runner.restore_operator_states(operator_states[0])
 
     def _save(self, group: _Group, kg: int, state: Any, row: _StateRow | None) -> bool:
         """Write the key group's state row if it changed (remove it when nothing is left);
@@ -811,17 +1043,21 @@ class _KeyGroups:
         backend_blob = rt.backend.snapshot_key_group(kg)
         event_timers = rt.event_timers.snapshot()
         processing_timers = rt.processing_timers.snapshot()
-        if backend_blob == _EMPTY_STATE and not event_timers and not processing_timers:
+        operator_states = group.runner.operator_states()
+        held = any(s is not None for s in operator_states)
+        if backend_blob == _EMPTY_STATE and not event_timers and not processing_timers and not held:
             if row is not None:
                 state.remove()
             return False
-        blob = _stable_dumps((backend_blob, event_timers, processing_timers))
-        if row is None or blob != group.blob or group.max_ts != row.max_ts:
+        parts = (backend_blob, event_timers, processing_timers)
+        blob = _stable_dumps((*parts, operator_states) if held else parts)
+        wms = tuple(group.wms)
+        if row is None or blob != group.blob or wms != _row_marks(row, len(self.channels)):
             token = random.getrandbits(62)
             written = _StateRow(
                 blob,
                 token,
-                group.max_ts,
+                wms,
                 event_timers[0][0] if event_timers else None,
                 processing_timers[0][0] if processing_timers else None,
                 rt.backend.holds_ttl_state(),
@@ -831,34 +1067,56 @@ class _KeyGroups:
         return True
 
 
-class _NextStep:
-    """The keyed step after a key-group pass: its outputs become that step's rows (``_PRE_FIELDS``),
-    routed to its key groups."""
+def _row_marks(row: _StateRow | None, n: int) -> tuple[int | None, ...]:
+    """The ``n`` channels' watermarks a state row holds (None: none yet, or no row)."""
+    known = row.wms if row is not None else ()
+    return (*known[:n], *([None] * (n - len(known))))
 
-    def __init__(self, node: OperatorNode, config: LocalConfig) -> None:
-        edge = node.inputs[0]
-        assert edge.key_selector is not None
-        self.step = node.name
-        self.key_selector = edge.key_selector
+
+def _combined(marks: Sequence[int | None]) -> int | None:
+    """A step's watermark from its channels' (Flink: the smallest; None while one has none)."""
+    if not marks or any(m is None for m in marks):
+        return None
+    return min(m for m in marks if m is not None)
+
+
+class _NextStep:
+    """The keyed step a key-group pass's outputs go to (``Feed.end``, through the feed's steps
+    run in the key-group pass): they become that step's rows (``_PRE_FIELDS``), routed to its
+    key groups, on the feed's channel."""
+
+    def __init__(self, feed: Feed, config: LocalConfig) -> None:
+        assert feed.end is not None
+        edge = feed.end.inputs[feed.inp]
+        self.step = feed.end.name
+        self.ch = feed.ch
+        self.key_selector = edge.key_selector  # None: a broadcast input
+        self.n_groups = config.max_parallelism
         self.encoder = KeyEncoder(edge.key_codec, config.max_parallelism)
 
-    def frame(self, kg: int, results: list[tuple[Any, int | None]], max_ts: int | None) -> Any:
+    def frame(self, kg: int, results: list[tuple[Any, int | None]], wm: int | None) -> Any:
         """The rows of ``results`` (outputs of key group ``kg``, in order: ``seq`` keeps it per
-        key group), then this call's marker (``kg`` -1, ``ts`` the largest timestamp it saw)."""
+        key group), then this call's marker (``kg`` -1, ``ts`` the step's watermark)."""
         import pandas as pd
 
         values = [v for v, _t in results]
-        kgs, keys = locate_keys(self.step, self.key_selector, self.encoder, values)
-        n = len(values)
+        seqs: Sequence[int] = range(kg << 40, (kg << 40) + len(values))
+        vs, stamps = _dumps_all(values), [t for _v, t in results]
+        if self.key_selector is None:
+            seqs, vs, stamps, kgs, keys = _to_every_group(self.n_groups, seqs, vs, stamps)
+        else:
+            kgs, keys = locate_keys(self.step, self.key_selector, self.encoder, values)
+        n = len(vs)
         ints, strs = split_keys(keys)
         return pd.DataFrame(
             {
                 "kg": pd.Series([*kgs, -1], dtype="int32"),
-                "seq": pd.Series([*range(kg << 40, (kg << 40) + n), -1], dtype="int64"),
-                "v": pd.Series([*_dumps_all(values), None], dtype=object),
-                "ts": pd.Series([*(t for _v, t in results), max_ts], dtype=object),
+                "seq": pd.Series([*seqs, -1], dtype="int64"),
+                "v": pd.Series([*vs, None], dtype=object),
+                "ts": pd.Series([*stamps, wm], dtype=object),
                 "ki": pd.Series([*ints, None], dtype=object),
                 "ks": pd.Series([*strs, None], dtype=object),
+                "ch": pd.Series([self.ch] * (n + 1), dtype="int32"),
             }
         )
 

@@ -1,6 +1,4 @@
-"""Fixtures of Bytewax's ``pytests/conftest.py`` (0.21) for the in-process target."""
-
-from datetime import UTC, datetime
+"""Fixtures of the Bytewax suite: a one-partition recovery store for ``run_main(recovery_config=...)``."""
 
 from pytest import fixture
 
@@ -11,8 +9,3 @@ from fs_compat.bytewax.recovery import RecoveryConfig, init_db_dir
 def recovery_config(tmp_path):
     init_db_dir(tmp_path, 1)
     yield RecoveryConfig(str(tmp_path))
-
-
-@fixture
-def now():
-    yield datetime.now(UTC)

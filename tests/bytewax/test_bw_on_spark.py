@@ -1,5 +1,5 @@
-"""Dataflows on Spark: ported Bytewax operator tests re-run with ``run_main`` on the ``spark``
-target (``FS_COMPAT_TARGET=spark``; the same switch runs the whole ported suite there), Spark
+"""Dataflows on Spark: operator tests of this suite re-run with ``run_main`` on the ``spark``
+target (``FS_COMPAT_TARGET=spark``; the same switch runs the whole Bytewax suite there), Spark
 DataFrames in and out of a flow (``fs_compat.bytewax.spark``), and what stays in-process only.
 
 The tests here re-run are a cheap, representative subset; ``FS_COMPAT_TARGET=spark pytest
@@ -32,38 +32,41 @@ from fs_compat.common import Types
 
 spark_slow = [pytest.mark.spark, pytest.mark.slow]
 
-#: Ported tests (module, test) re-run on Spark: every core stateful operator, EOF emission
-#: (``*_final``, ``collect``, ``join``), windows, branches, merges, and the error types.
+#: Tests (module, test) of the in-process suite re-run on Spark: every core stateful operator, EOF
+#: emission (``*_final``, ``collect``, ``join``), windows, branches, merges, ``inspect`` as the
+#: last step (it prints there too), and the error types.
 ON_SPARK = [
-    ("test_bw_stateful_map", "test_stateful_map"),
-    ("test_bw_stateful_map", "test_stateful_map_raises_on_non_tuple"),
-    ("test_bw_stateful_flat_map", "test_stateful_flat_map"),
-    ("test_bw_stateful", "test_stateful_keeps_logic_per_key"),
-    ("test_bw_collect", "test_collect"),
-    ("test_bw_join", "test_join_running"),
-    ("test_bw_join", "test_join_product_final"),
-    ("test_bw_operators", "test_inspect"),
-    ("test_bw_operators", "test_inspect_debug"),
-    ("test_bw_operators", "test_branch"),
-    ("test_bw_operators", "test_branch_raises_on_non_bool_key"),
-    ("test_bw_operators", "test_count_final"),
-    ("test_bw_operators", "test_fold_final"),
-    ("test_bw_operators", "test_reduce_final"),
-    ("test_bw_operators", "test_max_final"),
-    ("test_bw_operators", "test_merge"),
-    ("test_bw_operators", "test_raises"),
-    ("test_bw_operators", "test_stateful_requires_key_value_tuple"),
-    ("test_bw_operators", "test_stateful_requires_str_keys"),
-    ("test_bw_windowing_count_window", "test_count_window"),
-    ("test_bw_windowing_collect_window", "test_collect_window"),
-    ("test_bw_windowing_join_window", "test_join_window_running"),
+    ("test_bw_ops_stateful", "test_stateful_map_threads_each_keys_state"),
+    ("test_bw_ops_stateful", "test_stateful_map_mapper_must_return_a_2_tuple"),
+    ("test_bw_ops_stateful", "test_stateful_flat_map_emits_what_the_mapper_returns"),
+    ("test_bw_ops_stateful", "test_stateful_keeps_one_logic_per_key"),
+    ("test_bw_ops_stateful", "test_collect_emits_full_lists_and_the_rest_at_the_end"),
+    ("test_bw_ops_stateful", "test_join_running"),
+    ("test_bw_ops_stateful", "test_join_product_final"),
+    ("test_bw_ops_stateless", "test_inspect_calls_the_inspector_with_the_steps_full_id"),
+    ("test_bw_ops_stateless", "test_inspect_debug_also_passes_epoch_and_worker"),
+    ("test_bw_ops_stateless", "test_inspect_as_the_last_step_sees_every_item"),
+    ("test_bw_ops_stateless", "test_inspect_prints_by_default_also_as_the_last_step"),
+    ("test_bw_ops_stateless", "test_branch_splits_by_predicate"),
+    ("test_bw_ops_stateless", "test_branch_predicate_must_return_a_bool"),
+    ("test_bw_ops_stateful", "test_count_final"),
+    ("test_bw_ops_stateful", "test_fold_final"),
+    ("test_bw_ops_stateful", "test_reduce_final_over_batches"),
+    ("test_bw_ops_stateful", "test_max_final"),
+    ("test_bw_ops_stateless", "test_merge_interleaves_its_inputs_item_by_item"),
+    ("test_bw_ops_stateless", "test_raises_fails_on_its_first_item"),
+    ("test_bw_ops_stateless", "test_a_stateful_step_needs_key_value_pairs"),
+    ("test_bw_ops_stateless", "test_a_stateful_step_needs_str_keys"),
+    ("test_bw_window_ops", "test_count_window"),
+    ("test_bw_window_ops", "test_collect_window"),
+    ("test_bw_window_ops", "test_join_window_running"),
 ]
 
 
 @pytest.mark.parametrize(("module", "name"), ON_SPARK, ids=[f"{m[8:]}::{n}" for m, n in ON_SPARK])
 @pytest.mark.spark
 @pytest.mark.slow
-def test_ported_test_passes_on_spark(
+def test_suite_test_passes_on_spark(
     module: str, name: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     monkeypatch.setenv("FS_COMPAT_TARGET", "spark")
@@ -184,7 +187,7 @@ def test_a_key_discarded_after_a_resume_starts_afresh_within_the_epoch(recovery_
     assert out == [("a", ("a1", "DISCARD")), ("a", (None, "a3"))]
 
 
-# Sources read on the driver for Spark. ----------------------------------------------------------
+# User-written sources on Spark. ------------------------------------------------------------------
 
 
 class _Part(StatefulSourcePartition[Any, int]):
@@ -222,14 +225,14 @@ class _Dynamic(DynamicSource[Any]):
         return Part()
 
 
-def test_sources_are_read_on_the_driver_batch_by_batch_in_turn() -> None:
-    from fs_compat.bytewax._on_spark import _clone
-    from fs_compat.runtime import SourceNode
-
+@pytest.mark.spark
+@pytest.mark.slow
+def test_sources_are_read_by_spark_in_the_order_the_in_process_runner_reads() -> None:
     flow = Dataflow("test_df")
-    op.output("a", op.input("fixed", flow, _Fixed()), TestingSink([]))
-    op.output("b", op.input("dynamic", flow, _Dynamic()), TestingSink([]))
-    nodes = _clone(flow, [n for n in flow._plan.nodes if n.name.endswith((".a", ".b"))])
-    items = {n.name: list(n.items) for n in nodes.values() if isinstance(n, SourceNode)}
+    fixed: list[Any] = []
+    dynamic: list[Any] = []
+    op.output("a", op.input("fixed", flow, _Fixed()), TestingSink(fixed))
+    op.output("b", op.input("dynamic", flow, _Dynamic()), TestingSink(dynamic))
+    run_main(flow, _target="spark")  # each partition in a Spark task (a Python data source)
     # As the in-process runner polls them: a batch of each partition in turn.
-    assert items == {"test_df.fixed": ["x0", "x1", "y0", "y1", "x2", "y2"], "test_df.dynamic": [1, 2, 3]}
+    assert (fixed, dynamic) == (["x0", "x1", "y0", "y1", "x2", "y2"], [1, 2, 3])

@@ -451,30 +451,29 @@ def test_collect_into_dict_needs_pairs() -> None:
         run_main(flow)
 
 
-# Bytewax's fold_window benchmark, run once. ------------------------------------------------------
+# Many windows, unordered. ------------------------------------------------------------------------
 
 
 @pytest.mark.slow
-def test_fold_window_benchmark_once() -> None:
-    inp = [T0 + timedelta(seconds=i) for i in range(100_000)]
+def test_fold_window_unordered_over_many_windows() -> None:
+    # Two items a second for 20,000 s, one-minute windows, items folded as they come (ordered=False).
+    inp = [T0 + timedelta(milliseconds=500 * i) for i in range(40_000)]
     out: list[Any] = []
 
-    flow = Dataflow("bench")
-    times = op.input("in", flow, TestingSource(inp, 10))
-    keyed_times = op.key_on("keyed", times, lambda _: "ALL")
-    clock = EventClock(lambda x: x, wait_for_system_duration=ZERO_TD)
-    windower = TumblingWindower(timedelta(minutes=1), T0)
+    flow = Dataflow("many")
+    s = op.key_on("k", op.input("in", flow, TestingSource(inp, 25)), lambda _: "all")
+    clock = EventClock(lambda t: t, wait_for_system_duration=ZERO_TD)
     wo = win.fold_window(
-        "fold_window",
-        keyed_times,
+        "count",
+        s,
         clock,
-        windower,
-        lambda: None,
-        lambda s, _: s,
-        lambda s, _: s,
+        TumblingWindower(timedelta(minutes=1), T0),
+        int,
+        lambda n, _t: n + 1,
+        int.__add__,
         ordered=False,
     )
     op.output("out", wo.down, TestingSink(out))
 
     run_main(flow)
-    assert out == [("ALL", (i, None)) for i in range(1667)]
+    assert out == [("all", (i, 120)) for i in range(333)] + [("all", (333, 40))]

@@ -202,7 +202,7 @@ def test_missing_module_gets_the_advice_of_its_closest_table_entry() -> None:
         "import pyflink.table.expressions as expr\n"
         "from pyflink.datastream.connectors.jdbc import JdbcSink\n"
         "from pyflink.datastream.connectors.pulsar.source import PulsarSource\n"
-        "from bytewax.connectors.kafka.serde import PlainAvroSerializer\n"
+        "from bytewax.tracing import setup_tracing\n"
     )
     findings = migrate_source(source, "job.py").findings
     assert [(f.line, f.name, f.advice) for f in findings] == [
@@ -213,10 +213,10 @@ def test_missing_module_gets_the_advice_of_its_closest_table_entry() -> None:
             "pyflink.datastream.connectors.pulsar.source",
             MODULE_ADVICE["pyflink.datastream.connectors.pulsar"],
         ),
-        (4, "bytewax.connectors.kafka.serde", MODULE_ADVICE["bytewax.connectors.kafka.serde"]),
+        (4, "bytewax.tracing", MODULE_ADVICE["bytewax.tracing"]),
     ]
     assert "env.from_dataframe(df)" in findings[1].advice
-    assert "fs_compat.bytewax.spark.DataFrameSource(df)" in findings[3].advice
+    assert "Spark's UI" in findings[3].advice
 
 
 def test_known_unsupported_method_calls_are_findings_with_their_advice() -> None:

@@ -9,6 +9,9 @@ Input: JSON files of numbered events ``{"key", "n", "ts"}`` (:func:`write_events
   firing when the ``withWatermark`` watermark passes it). Each record's output row carries the
   key's state after it; each timer's row the state when it fired.
 - ``bytewax``: the same running state in a Bytewax ``stateful_map``.
+- ``whole``: two keyed steps, a ``connect`` and a broadcast, every input read from the same
+  files (:func:`whole_output`). Its output does not depend on where micro-batches start and end,
+  so a restarted run must give the batch target's output exactly.
 
 Both write a parquet sink (Spark's file sink commits each micro-batch once, in its
 ``_spark_metadata`` log). A :class:`Gate` lets a run block inside the job, on the record with a
@@ -45,9 +48,22 @@ from typing import Any
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.dataflow import Dataflow
 from fs_compat.bytewax.spark import DataFrameSource, to_dataframe
-from fs_compat.common import Configuration, TypeInformation, Types
-from fs_compat.datastream import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment
-from fs_compat.datastream.state import ListStateDescriptor, ValueStateDescriptor
+from fs_compat.common import (
+    Configuration,
+    Duration,
+    TimestampAssigner,
+    TypeInformation,
+    Types,
+    WatermarkStrategy,
+)
+from fs_compat.datastream import (
+    KeyedBroadcastProcessFunction,
+    KeyedCoProcessFunction,
+    KeyedProcessFunction,
+    RuntimeContext,
+    StreamExecutionEnvironment,
+)
+from fs_compat.datastream.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 
 SCHEMA = "key STRING, n LONG, ts TIMESTAMP"
 KEYS = ("ka", "kb", "kc", "kd", "ke")
@@ -270,12 +286,140 @@ def bytewax_output(spark: Any, source: Path, gate: Gate) -> Any:
     return to_dataframe(s, BYTEWAX_OUT)
 
 
+# The whole job: two keyed steps, a connect and a broadcast. ----------------------------------------
+
+WHOLE_OUT = Types.ROW_NAMED(
+    ["key", "at", "events", "marks", "limits", "kind"],
+    [Types.STRING(), Types.LONG(), Types.LONG(), Types.LONG(), Types.LONG(), Types.STRING()],
+)
+#: The key of the last event of the whole job's input (``whole_end``): far ahead in event time, it
+#: moves the watermark past every timer; it sets none itself.
+END = "~end"
+#: Broadcast: every event whose ``n`` is a multiple of 5, by ``n``: ``[key, ts]``.
+LIMITS = MapStateDescriptor("limits", Types.LONG(), Types.LIST(Types.STRING()))
+
+
+class EventsAndMarks(KeyedCoProcessFunction):
+    """Input 1: events; input 2: marks (events whose ``n`` is a multiple of 3), both keyed by key.
+    Each event's row carries the key's count of events so far; a timer ``TIMER_DELAY_MS`` after
+    each event reports the key's events and marks at or before it."""
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self.events = runtime_context.get_list_state(ListStateDescriptor("events", Types.LONG()))
+        self.marks = runtime_context.get_list_state(ListStateDescriptor("marks", Types.LONG()))
+
+    def process_element1(self, value: Any, ctx: Any) -> Iterator[Any]:
+        self.gate.check(value.n)
+        self.events.add(ctx.timestamp())
+        if value.key != END:
+            ctx.timer_service().register_event_time_timer(ctx.timestamp() + TIMER_DELAY_MS)
+        yield (value.key, value.n, len(list(self.events.get())), 0, 0, "element")
+
+    def process_element2(self, value: Any, ctx: Any) -> Iterator[Any]:
+        self.marks.add(ctx.timestamp())
+        return iter(())
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
+        events = sum(1 for t in self.events.get() if t <= timestamp)
+        marks = sum(1 for t in self.marks.get() if t <= timestamp)
+        yield (ctx.get_current_key(), timestamp, events, marks, 0, "timer")
+
+
+class WithLimits(KeyedBroadcastProcessFunction):
+    """Input 1: the first step's rows, keyed by key; input 2: limits, broadcast. Element rows go
+    on; each timer row sets a timer at its own time, which reports the row with the number of the
+    key's limits at or before it."""
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self.pending = runtime_context.get_map_state(
+            MapStateDescriptor("pending", Types.LONG(), Types.LIST(Types.LONG()))
+        )
+
+    def process_element(self, value: Any, ctx: Any) -> Iterator[Any]:
+        if value.kind == "element":
+            yield value
+            return
+        self.pending.put(value.at, [value.events, value.marks])
+        ctx.timer_service().register_event_time_timer(value.at)
+
+    def process_broadcast_element(self, value: Any, ctx: Any) -> Iterator[Any]:
+        ctx.get_broadcast_state(LIMITS).put(value[1], [value[0], str(value[2])])
+        return iter(())
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
+        key = ctx.get_current_key()
+        events, marks = self.pending.get(timestamp)
+        self.pending.remove(timestamp)
+        limits = ctx.get_broadcast_state(LIMITS)
+        n = sum(1 for k, ts in limits.values() if k == key and int(ts) <= timestamp)
+        yield (key, timestamp, events, marks, n, "timer")
+
+
+class EventTime(TimestampAssigner):
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return int(value.ts.timestamp() * 1000)
+
+
+def whole_end(files: Sequence[Sequence[tuple[str, int, int]]]) -> list[tuple[str, int, int]]:
+    """The file after ``files`` for the whole job: one event far ahead in event time (as a
+    bounded input's end moves Flink's watermark to the end of time, so every timer fires)."""
+    n = sum(len(f) for f in files)
+    return [(END, n, BASE_MS + 10**9)]
+
+
+def whole_job(env: StreamExecutionEnvironment, events_df: Any, gate: Gate) -> Any:
+    """The whole job over ``events_df`` (streaming or not); its output stream."""
+    env.set_max_parallelism(KEY_GROUPS)
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(1)).with_timestamp_assigner(
+        EventTime()
+    )
+    events = env.from_dataframe(events_df).assign_timestamps_and_watermarks(strategy)
+    marks = events.filter(lambda r: r.n % 3 == 0)
+    limits = events.filter(lambda r: r.n % 5 == 0).map(
+        lambda r: (r.key, r.n, int(r.ts.timestamp() * 1000)),
+        output_type=Types.TUPLE([Types.STRING(), Types.LONG(), Types.LONG()]),
+    )
+    first = (
+        events.key_by(lambda r: r.key)
+        .connect(marks.key_by(lambda r: r.key))
+        .process(EventsAndMarks(gate), output_type=WHOLE_OUT)
+    )
+    return (
+        first.key_by(lambda r: r.key)
+        .connect(limits.broadcast(LIMITS))
+        .process(WithLimits(), output_type=WHOLE_OUT)
+    )
+
+
+def whole_output(spark: Any, source: Path, gate: Gate) -> Any:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.configure(Configuration().set_string("execution.target", "spark"))
+    return whole_job(env, read_events(spark, source), gate).to_dataframe()
+
+
+def whole_batch_output(spark: Any, source: Path) -> Any:
+    """The whole job on the batch target, over every file at once, in the files' order (one
+    read per file, unioned: a read of the folder orders its files by size)."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.configure(Configuration().set_string("execution.target", "spark"))
+    reads = [spark.read.schema(SCHEMA).json(str(path)) for path in sorted(source.iterdir())]
+    batch = reads[0]
+    for read in reads[1:]:
+        batch = batch.union(read)
+    return whole_job(env, batch, Gate(None, None)).to_dataframe()
+
+
 def output(mode: str, spark: Any, source: Path, gate: Gate, count_type: str = "long") -> Any:
-    """The streaming DataFrame of job ``mode`` (``datastream`` or ``bytewax``)."""
+    """The streaming DataFrame of job ``mode`` (``datastream``, ``bytewax`` or ``whole``)."""
     if mode == "datastream":
         return datastream_output(spark, source, gate, count_type)
     if mode == "bytewax":
         return bytewax_output(spark, source, gate)
+    if mode == "whole":
+        return whole_output(spark, source, gate)
     raise ValueError(f"unknown mode {mode!r}")
 
 

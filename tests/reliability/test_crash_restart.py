@@ -89,8 +89,9 @@ class Children:
     """Child processes of a test, each started in its own session; at teardown, none of their
     processes may be left (any that are get killed, by pid, and fail the test)."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, child: Path = CHILD) -> None:
         self.tmp = tmp
+        self.child = child
         self.sessions: list[int] = []
 
     def start(self, name: str, args: list[str]) -> tuple[subprocess.Popen[bytes], Path]:
@@ -100,7 +101,7 @@ class Children:
             env.pop(inherited, None)
         with log.open("wb") as out:
             proc = subprocess.Popen(
-                [sys.executable, str(CHILD), *args],
+                [sys.executable, str(self.child), *args],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=env,
@@ -466,3 +467,53 @@ def test_a_failed_micro_batch_rerun_in_the_same_process_counts_every_record_once
         assert max(rows.values()) == 1, mode
         assert _elements(mode, rows) == Counter(crash_job.expected_elements(files)), mode
         assert _final_states(mode, rows) == crash_job.expected_final_state(files), mode
+
+
+# A bigger job: two keyed steps, a connect and a broadcast. ----------------------------------------
+
+
+def test_a_job_with_two_keyed_steps_a_connect_and_a_broadcast_killed_twice_gives_the_batch_output(
+    tmp_path: Path, children: Children
+) -> None:
+    """``crash_job.whole_job`` from a file source, killed in the middle of a micro-batch (at a
+    gate) and again right after a commit, then run to the end: its output is the batch target's
+    on the same events, nothing lost, nothing duplicated, and the timers of both keyed steps
+    (registered before a kill, fired after it) are in it."""
+    spark = spark_session()
+    files = crash_job.events()
+    files = [*files, crash_job.whole_end(files)]
+    source, workdir = tmp_path / "events", tmp_path / "crashed"
+    crash_job.write_events(source, files)
+    progress = Progress(workdir, "whole")
+    args = [str(source), str(workdir), "--jobs", "whole"]
+
+    blocked_at = files[2][3][1]  # a record of the third file: two micro-batches are committed
+    proc, log = children.start("gate", [*args, "--block", f"whole:{blocked_at}"])
+    _wait_for(lambda: (progress.gate / "blocked").exists(), proc, log, f"the gate at n={blocked_at}")
+    at_gate = progress.snapshot()
+    _kill(proc)
+    (progress.gate / "blocked").unlink()
+    assert at_gate["offsets"] == at_gate["commits"] + 1, at_gate  # killed mid-batch
+
+    target = at_gate["commits"] + 2
+    proc, log = children.start("commit", args)
+    _wait_for(lambda: progress.commits() >= target, proc, log, f"the commit of batch {target - 1}")
+    _kill(proc)
+
+    proc, log = children.start("final", args)
+    deadline = time.monotonic() + RUN_DEADLINE_S
+    while proc.poll() is None:
+        assert time.monotonic() < deadline, f"the last run did not finish:\n{_tail(log)}"
+        time.sleep(POLL_S * 10)
+    assert proc.returncode == 0, _tail(log)
+    _wait_until_gone(proc.pid)
+
+    crashed = _sink_rows(spark, progress.sink)
+    expected = Counter(tuple(r) for r in crash_job.whole_batch_output(spark, source).collect())
+    assert max(crashed.values()) == 1, "duplicated rows"
+    assert crashed == expected
+    assert sum(1 for r in expected if r[-1] == "element") == sum(len(f) for f in files)
+    timers = [r for r in expected if r[-1] == "timer"]
+    assert len(timers) > len(files)  # the second step's timers, one per timer of the first
+    assert any(r[4] > 0 for r in timers) and any(r[3] > 0 for r in timers)  # limits and marks
+    assert progress.commits() == progress.offsets()

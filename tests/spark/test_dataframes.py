@@ -137,5 +137,6 @@ def test_streaming_dataframe_stateless_steps_and_errors(tmp_path: Path) -> None:
         ds.map(lambda r: r).execute_and_collect()
     twice = ds.key_by(lambda r: r.k).reduce(lambda a, b: b).key_by(lambda r: r.k).reduce(lambda a, b: a)
     assert twice.to_dataframe().isStreaming  # two keyed steps: one query (test_streaming_chain)
-    with pytest.raises(StreamPlanError, match="has 2 inputs"):
-        ds.union(ds).map(lambda r: r).to_dataframe()
+    assert ds.union(ds).map(lambda r: r).to_dataframe().isStreaming  # test_streaming_connect
+    with pytest.raises(StreamPlanError, match="bounded; on a streaming DataFrame every source"):
+        ds.union(env.from_collection([("x", 1)])).map(lambda r: r).to_dataframe()

@@ -26,7 +26,7 @@ from fs_compat.datastream.state import ValueStateDescriptor
 from fs_compat.runtime import ExternalSourceNode, KeyEncoder, LocalConfig, OperatorNode
 from fs_compat.spark import spark_session
 from fs_compat.spark._convert import OutputColumns
-from fs_compat.spark._stream import _STATE_FIELDS, StreamShape, _KeyGroups, _pre, _spark_schema
+from fs_compat.spark._stream import _STATE_FIELDS, Feed, _KeyGroups, _pre, _spark_schema
 
 pytestmark = [pytest.mark.spark]
 
@@ -92,11 +92,10 @@ def _passes(df: Any, selector: Any) -> tuple[list[pa.RecordBatch], _KeyGroups]:
     source = node.inputs[0].source
     assert isinstance(source, ExternalSourceNode)
     config = LocalConfig()
-    shape = StreamShape(source, (), ((node, ()),))
     batches = df.toArrow().to_batches(max_chunksize=7)
-    pre = list(_pre(shape, config)(iter(batches)))
+    pre = list(_pre(Feed(source, (), node), config)(iter(batches)))
     names = [f.name for f in df.schema.fields]
-    return pre, _KeyGroups(node, (), None, config, OutputColumns(OUT), None, None, names)
+    return pre, _KeyGroups(node, (), None, config, OutputColumns(OUT), None, row_names=[names])
 
 
 def _run_groups(pre: list[pa.RecordBatch], fn: _KeyGroups, reverse: bool) -> list[tuple[Any, ...]]:
@@ -164,16 +163,18 @@ def test_str_int_and_other_keys_reach_the_key_group_pass_and_records_keep_input_
         assert sorted(outs) == _expected([w[0] if isinstance(w, tuple) else w for w in wanted], values)
 
 
-def test_timestamps_of_records_and_markers_become_the_key_groups_watermark() -> None:
+def test_the_markers_timestamps_become_the_key_groups_watermark() -> None:
     """A frame's ``ts`` column is int64 without nulls and float64 with them (pandas); either way
-    records keep their timestamps and the largest one, markers' included, moves the watermark."""
+    records keep their order and the markers' value (the channel's watermark, which the pass
+    before computed from its largest timestamp) becomes the key group's watermark; records'
+    own timestamps do not move it."""
     env = StreamExecutionEnvironment.get_execution_environment()
     ds = env.from_collection([("a", 1)]).key_by(lambda v: v[0]).map(Echo(), output_type=None)
     node = ds._node
     assert isinstance(node, OperatorNode)
-    fn = _KeyGroups(node, (), None, LocalConfig(), OutputColumns(None), None, 1)
+    fn = _KeyGroups(node, (), None, LocalConfig(), OutputColumns(None), None)
     kg = KeyEncoder(node.inputs[0].key_codec, 128).locate("a")[1]
-    for ts, marker_ts, top in (([5, 3], 9, 9), ([5, None], None, 5), ([None, None], 7, 7)):
+    for ts, marker_ts, top in (([5, 3], 9, 9), ([5, None], None, None), ([None, None], 7, 7)):
         frame = pd.DataFrame(
             {
                 "kg": pd.Series([kg] * 3, dtype="int32"),
@@ -187,10 +188,10 @@ def test_timestamps_of_records_and_markers_become_the_key_groups_watermark() -> 
         state = _state()
         out = list(_task_copy(fn)((kg,), iter([frame]), state))
         assert [pickle.loads(v) for f in out for v in f["value"]] == [("a", 2), ("a", 1)]  # seq order
-        assert _max_ts(state) == top
+        assert _watermarks(state) == [top]
 
 
-def _max_ts(state: GroupState) -> Any:
+def _watermarks(state: GroupState) -> Any:
     row = state.getOption
     assert row is not None
-    return row[_STATE_FIELDS.index(("max_ts", "long"))]
+    return row[_STATE_FIELDS.index(("wms", "array<long>"))]

@@ -68,7 +68,7 @@ class Count(KeyedProcessFunction):  # type: ignore[type-arg]
         yield (ctx.get_current_key(), -timestamp)
 
 
-def _key_groups(step: int = 1, delay: int | None = None) -> tuple[_KeyGroups, int]:
+def _key_groups(step: int = 1) -> tuple[_KeyGroups, int]:
     """A job's applyInPandasWithState function as the driver makes it, and key "a"'s key group."""
     env = StreamExecutionEnvironment.get_execution_environment()
     ds = env.from_collection([("a", "x")]).key_by(lambda v: v[0]).process(Count(step), output_type=OUT)
@@ -76,7 +76,7 @@ def _key_groups(step: int = 1, delay: int | None = None) -> tuple[_KeyGroups, in
     assert isinstance(node, OperatorNode)
     edge = node.inputs[0]
     kg = KeyEncoder(edge.key_codec, 128).locate("a")[1]
-    return _KeyGroups(node, (), None, LocalConfig(), OutputColumns(OUT), None, delay), kg
+    return _KeyGroups(node, (), None, LocalConfig(), OutputColumns(OUT), None), kg
 
 
 def _call(
@@ -87,8 +87,8 @@ def _call(
     now: int = 1000,
     ts: int | None = None,
 ) -> tuple[list[tuple[Any, ...]], tuple[Any, ...] | None]:
-    """One call as in a Spark task: ``records`` (timestamp ``ts``) and one marker (largest
-    timestamp ``ts``) for key group ``kg`` whose state row is ``row``; the outputs and the state
+    """One call as in a Spark task: ``records`` (timestamp ``ts``) and one marker (watermark
+    ``ts``) for key group ``kg`` whose state row is ``row``; the outputs and the state
     row after the call."""
     task_copy = pickle.loads(cloudpickle.dumps(fn))  # Spark unpickles the function per task
     pdf = pd.DataFrame(
@@ -174,19 +174,19 @@ def test_a_key_group_without_records_or_due_timers_is_not_restored_or_rewritten(
 
 
 def test_an_idle_key_group_learns_the_watermark_without_being_restored() -> None:
-    fn, kg = _key_groups(delay=0)
+    fn, kg = _key_groups()
     _, row = _call(fn, kg, [("a", "etimer")], None, ts=100)  # an event-time timer at 200
-    assert row is not None and (row[2], row[3]) == (100, 200)  # max_ts, next_event
+    assert row is not None and (row[2], row[3]) == ([100], 200)  # watermarks, next_event
     kept = _kept(fn, kg)
-    cold, _ = _key_groups(delay=0)
+    cold, _ = _key_groups()
     outs, after = _call(cold, kg, [], row, ts=150)  # the watermark moves to 150: not due
     assert outs == [] and _kept(cold, kg) is None
-    assert after == (row[0], row[1], 150, 200, None, False)  # only the largest timestamp changed
+    assert after == (row[0], row[1], [150], 200, None, False)  # only the watermark changed
     outs, fired = _call(cold, kg, [], after, ts=200)
     assert outs == [("a", -200)] and _kept(cold, kg) is not None
-    assert fired is not None and (fired[2], fired[3]) == (200, None)
+    assert fired is not None and (fired[2], fired[3]) == ([200], None)
     # The original plan's worker cache holds the version of ``row`` (the same token), but it has
-    # not seen timestamp 150: it catches up from the row before the record.
+    # not seen watermark 150: it catches up from the row before the record.
     outs, _ = _call(fn, kg, [("a", "x")], after, ts=160)
     assert outs == [("a", 2)] and _kept(fn, kg) is kept
 

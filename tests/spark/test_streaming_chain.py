@@ -144,10 +144,10 @@ def test_two_keyed_steps_with_timers_restart_from_the_checkpoint_and_match_the_b
     assert expected[("element", 10, "second@6999")] == 1
 
 
-def test_a_step_with_two_inputs_is_refused_on_a_streaming_dataframe(tmp_path: Path) -> None:
+def test_a_keyed_step_read_by_two_steps_is_refused_on_a_streaming_dataframe(tmp_path: Path) -> None:
     spark = spark_session()
     _write(spark, tmp_path / "in", "0", FILES[0])
     df = spark.readStream.schema(SCHEMA).parquet(str(tmp_path / "in" / "*"))
-    ds = _env().from_dataframe(df)
-    with pytest.raises(StreamPlanError, match="has 2 inputs"):
-        ds.union(ds).key_by(lambda r: r.key).process(PerKey(), output_type=OUT).to_dataframe()
+    counted = _env().from_dataframe(df).key_by(lambda r: r.key).process(PerKey(), output_type=OUT)
+    with pytest.raises(StreamPlanError, match="goes to more than one step"):
+        counted.union(counted.map(lambda r: r, output_type=OUT)).to_dataframe()

@@ -5,7 +5,9 @@ file, whose resume state is the byte offset after the last line read; sinks are
 :class:`~fs_compat.bytewax.outputs.FixedPartitionedSink` s with one partition per file, whose
 resume state is the offset after the last line written (a resumed run truncates the file there,
 so nothing is written twice). Both run in-process and on Spark (``FS_COMPAT_TARGET=spark``: files
-are read and written by the driver).
+are read by Spark's tasks, a task per file, and written by the driver; with
+``fs_compat.bytewax.spark.to_dataframe(stream, streaming=True)`` a source is a stream whose offset
+holds each file's offset, and ``to_sink`` writes a sink in Spark's tasks).
 
 >>> import tempfile
 >>> from pathlib import Path

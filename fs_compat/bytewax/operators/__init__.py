@@ -161,8 +161,7 @@ def _flat_map_batch(
     return _down(up, up._flow._plan.add(node))
 
 
-@_operator
-def _stateless_batch(
+def _stateless_batch_builder(
     step_id: str, up: _Stream[_X], mapper: Callable[[list[_X]], Iterable[_Y]]
 ) -> _Stream[_Y]:
     """``flat_map_batch`` for the stateless operators built on it (``map``, ``flat_map`` and
@@ -170,6 +169,11 @@ def _stateless_batch(
     ``stateless`` and an engine may run it wherever the items are, as Bytewax does. A user's own
     ``flat_map_batch`` is not marked (its mapper may keep something per worker)."""
     return _flat_map_batch(step_id, up, mapper, stateless=True)
+
+
+# A ``flat_map_batch`` step to everything that looks at the flow (errors, ``visualize``).
+_stateless_batch_builder.__name__ = "flat_map_batch"
+_stateless_batch = _operator(_stateless_batch_builder)
 
 
 @_operator
