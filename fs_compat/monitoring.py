@@ -16,7 +16,8 @@ What is exported, from this process (the driver):
   objects when each job ends), and the process collectors.
 
 ``prometheus_text()`` gives the text; ``serve_metrics(port)`` serves it over HTTP at
-``/metrics`` (``fs-compat run --metrics-port PORT`` does it for a job run from the command line).
+``/metrics`` (``fs-compat run --conf metrics.reporter.prom.port=PORT`` does it for a job run from the
+command line).
 """
 
 from __future__ import annotations

