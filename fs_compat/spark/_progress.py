@@ -44,7 +44,8 @@ METRICS_COLUMN = "__fs_compat_metrics"
 class Watched:
     """A watched streaming plan: ``stages`` are the step labels between observation points
     (the first: the stateless steps before the first keyed step, or None when there are none),
-    ``delay`` the watermark's delay (None: no watermark)."""
+    ``delay`` what to take off the observed watermark (0: the markers carry it; None: no
+    watermark)."""
 
     plan_id: str
     before: str | None
@@ -138,9 +139,10 @@ def watch(
         if kind == "events":
             marker = F.col("kg") == -1
             aggs = [F.count(F.when(~marker, F.col("v"))).alias("n")]
-            if point == 0:  # each channel's watermark (markers carry it)
+            if point == 0:  # each channel's watermark: its markers (no value) carry it
+                mark = F.col("v").isNull()
                 aggs += [
-                    F.max(F.when(marker & (F.col("ch") == c), F.col("ts"))).alias(f"w{c}")
+                    F.max(F.when(mark & (F.col("ch") == c), F.col("ts"))).alias(f"w{c}")
                     for c in range(channels)
                 ]
             else:

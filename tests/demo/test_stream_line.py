@@ -23,7 +23,7 @@ def _progress_of(plan: _progress.Watched, batch: int, blob: Any) -> Any:
     p = plan.plan_id
     return SimpleNamespace(
         observedMetrics={
-            f"fs_compat_{p}_0": _Row(n=2, ts=1500),
+            f"fs_compat_{p}_0": _Row(n=2, w0=500),  # the channel's watermark
             f"fs_compat_{p}_1": _Row(n=1, m=[blob]),
         },
         numInputRows=3,
@@ -37,7 +37,7 @@ def _progress_of(plan: _progress.Watched, batch: int, blob: Any) -> Any:
 
 @pytest.mark.parametrize("connect", [False, True])
 def test_a_micro_batch_line_with_metrics(connect: bool) -> None:
-    plan = _progress.Watched(f"plan{int(connect)}", "positive", ("count",), 1000, ((7, "count"),))
+    plan = _progress.Watched(f"plan{int(connect)}", "positive", ("count",), 0, ((7, "count"),))
     _progress._plans[plan.plan_id] = plan
     raw = pickle.dumps({7: {"seen": MetricValue("counter", 2)}})
     blob = base64.b64encode(raw).decode() if connect else raw
