@@ -28,7 +28,6 @@ def test_imports_without_fastavro_and_names_it_when_used(monkeypatch: pytest.Mon
 
 
 def test_a_schema_that_is_neither_text_nor_has_schema_str_is_refused() -> None:
-    pytest.importorskip("fastavro")
     from fs_compat.bytewax.connectors.kafka.serde import PlainAvroSerializer
 
     with pytest.raises(TypeError, match="schema_str"):
@@ -36,7 +35,6 @@ def test_a_schema_that_is_neither_text_nor_has_schema_str_is_refused() -> None:
 
 
 def test_round_trip_raw_avro_with_a_schema_string_or_schema_object() -> None:
-    pytest.importorskip("fastavro")
     from fs_compat.bytewax.connectors.kafka.serde import PlainAvroDeserializer, PlainAvroSerializer
 
     class RegistrySchema:  # what confluent-kafka's Schema offers
