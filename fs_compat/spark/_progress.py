@@ -164,6 +164,7 @@ def streams_built() -> int:
 
 _listening: dict[str, Any] = {}
 _lock = threading.Lock()
+_hooked: list[bool] = []  # whether ``_stop_listening`` is registered for the interpreter's exit
 
 
 def _session_key(spark: Any) -> str:
@@ -180,6 +181,14 @@ def listen(spark: Any) -> None:
             return
         listener = _listener()
         spark.streams.addListener(listener)
+        if not _listening and not _hooked:
+            # Before the interpreter waits for non-daemon threads: over Connect, the listener
+            # bus is such a thread, and it ends only when its listener is removed (an ``atexit``
+            # hook runs after that wait: a program ending with an exception would hang). Added
+            # now, after the Connect client's thread pools registered theirs, so that it runs
+            # before they shut down (threading's hooks run last registered first).
+            getattr(threading, "_register_atexit", atexit.register)(_stop_listening)
+            _hooked.append(True)
         _listening[key] = listener
 
 
@@ -258,7 +267,6 @@ def _stop_listening() -> None:
     _listening.clear()
 
 
-atexit.register(_stop_listening)
 
 
 #: Where the lines go (None: ``sys.stderr`` at the time of writing).
