@@ -267,8 +267,6 @@ def _stop_listening() -> None:
     _listening.clear()
 
 
-
-
 #: Where the lines go (None: ``sys.stderr`` at the time of writing).
 output: list[TextIO] = []
 #: The largest timestamp seen per (query id, plan id), for the watermark.
