@@ -20,7 +20,7 @@ import pytest
 from pyspark import cloudpickle
 from pyspark.sql.streaming.state import GroupState
 
-from fs_compat.common import Types
+from fs_compat.common import Duration, TimestampAssigner, Types, WatermarkStrategy
 from fs_compat.datastream import MapFunction, StreamExecutionEnvironment
 from fs_compat.datastream.state import ValueStateDescriptor
 from fs_compat.runtime import ExternalSourceNode, KeyEncoder, LocalConfig, OperatorNode
@@ -195,3 +195,40 @@ def _watermarks(state: GroupState) -> Any:
     row = state.getOption
     assert row is not None
     return row[_STATE_FIELDS.index(("wms", "array<long>"))]
+
+
+class _Stamp(TimestampAssigner):
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return int(value.value)
+
+
+@pytest.mark.parametrize("with_filter", [False, True])
+def test_a_channels_watermark_follows_every_timestamp_assigned_even_if_a_filter_drops_the_record(
+    with_filter: bool,
+) -> None:
+    """The pre-pass's markers carry the channel's watermark: the largest timestamp the feed's
+    ``TimestampNode`` assigned - (out-of-orderness + 1), as Flink's watermark passes a filter
+    after it; the records the filter drops still count. Without the filter, the same."""
+    spark = spark_session()
+    df = spark.createDataFrame([("a", 5), ("b", 90), ("a", 7)], "key STRING, value LONG")
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(10)).with_timestamp_assigner(
+        _Stamp()
+    )
+    ds = StreamExecutionEnvironment.get_execution_environment().from_dataframe(df)
+    ds = ds.assign_timestamps_and_watermarks(strategy)
+    if with_filter:
+        ds = ds.filter(lambda r: r.value < 50)  # drops the record with the largest timestamp
+    node = ds.key_by(lambda r: r.key).map(Echo(), output_type=None)._node
+    assert isinstance(node, OperatorNode)
+    steps: list[tuple[Any, int]] = []
+    upstream = node.inputs[0].source
+    while not isinstance(upstream, ExternalSourceNode):  # the feed's steps, as stream_shape finds them
+        steps.insert(0, (upstream, 0))
+        upstream = upstream.inputs[0].source
+    feed = Feed(upstream, tuple(steps), node)
+    rows = pa.Table.from_batches(list(_pre(feed, LocalConfig())(iter(df.toArrow().to_batches()))))
+    records = [r for r in rows.to_pylist() if r["kg"] >= 0 and r["v"] is not None]
+    markers = [r for r in rows.to_pylist() if r["v"] is None]
+    assert sorted(r["ts"] for r in records) == ([5, 7] if with_filter else [5, 7, 90])
+    assert len(markers) == 128 and {r["ts"] for r in markers} == {90 - 11}
+    assert {r["ch"] for r in rows.to_pylist()} == {0}
