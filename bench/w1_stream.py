@@ -19,7 +19,10 @@ Queries over the same files, in the same run, one after the other:
   ``pre`` (a trivial ``mapInArrow`` pre-pass computes ``crc32(key utf-8) % G``, as fs-compat's
   design needs); ``chunk`` (that pre-pass sends each Arrow batch's records of a key group as one
   pickled row: ~128 shuffled rows per 10,000 records); ``expr8`` / ``expr2`` (``expr`` with 8 and
-  2 key groups: how the per-group overhead scales).
+  2 key groups: how the per-group overhead scales); ``stateless`` (issue 17's *stateless floor*: no
+  state store at all, ``repartition(2, "key").mapInArrow(f)`` over an in-memory dict per worker
+  process, neither persisted nor restartable; ``fs-compat / stateless floor`` is printed, target
+  <= 2.5x).
 
 Every query's output is checked (row count, the last count of key "0"). Prints, per query, ms per
 micro-batch (median over the batches after the first, which warms up workers), the medians of
@@ -184,7 +187,41 @@ FLOORS = {
     "chunk": ("chunk", 128),
     "expr8": ("expr", 8),
     "expr2": ("expr", 2),
+    "stateless": ("stateless", 2),
 }
+
+
+def _stateless_count_sum(batches: Iterator[Any]) -> Iterator[Any]:
+    """The stateless floor: W1's running count and sum over an in-memory dict, per Arrow batch.
+
+    The dict lives in the Python worker process (kept in ``sys.modules`` so that it outlives the
+    task; Spark reuses workers), is neither persisted nor restartable, and is per *worker*: Spark
+    may hand a shuffle partition to the other worker next micro-batch, so its counts are not W1's
+    (only its row count is checked). What Structured Streaming itself costs per micro-batch."""
+    import sys
+    import types
+
+    import pyarrow as pa
+
+    holder = sys.modules.setdefault("_w1_stateless_floor", types.ModuleType("_w1_stateless_floor"))
+    if not hasattr(holder, "table"):
+        holder.table = {}
+    table: dict[str, tuple[int, int]] = holder.table
+    get = table.get
+    for batch in batches:
+        keys = batch.column(0).to_pylist()
+        counts: list[int] = []
+        sums: list[int] = []
+        for k, v in zip(keys, batch.column(1).to_pylist(), strict=True):
+            count, total = get(k, (0, 0))
+            count, total = count + 1, total + v
+            table[k] = (count, total)
+            counts.append(count)
+            sums.append(total)
+        yield pa.RecordBatch.from_arrays(
+            [batch.column(0), pa.array(counts, pa.int64()), pa.array(sums, pa.int64())],
+            ["key", "count", "sum"],
+        )
 
 
 def _crc_key_groups(groups: int) -> Any:
@@ -268,6 +305,16 @@ def floor_query(spark: Any, folder: str, work: str, variant: str) -> Any:
 
     how, groups = FLOORS[variant]
     source = stream(spark, folder)
+    if how == "stateless":
+        df = source.repartition(groups, "key").mapInArrow(
+            _stateless_count_sum, "key STRING, count LONG, sum LONG"
+        )
+        return (
+            df.writeStream.format("parquet")
+            .option("checkpointLocation", os.path.join(work, f"ck-floor-{variant}"))
+            .trigger(availableNow=True)
+            .start(os.path.join(work, f"out-floor-{variant}"))
+        )
     if how == "expr":
         keyed = source.withColumn("kg", sf.expr(f"pmod(hash(key), {groups})"))
     elif how == "pre":
@@ -363,7 +410,7 @@ def main() -> None:
             if rows != expected:
                 raise AssertionError(f"{name}: {rows} output rows, expected {expected}")
             last = out.where("key = '0'").agg({"count": "max"}).collect()[0][0]
-            if last != args.batches * PER_BATCH // KEYS:
+            if "stateless" not in name and last != args.batches * PER_BATCH // KEYS:
                 raise AssertionError(f"{name}: key '0' counted {last}")
             steady = times[1:] or times
             results[name] = statistics.median(steady)
@@ -378,6 +425,11 @@ def main() -> None:
                 + ", ".join(f"{part} {ms:.0f}" for part, ms in sorted(parts.items(), key=lambda i: -i[1])),
                 flush=True,
             )
+        stateless = results.get("engine floor stateless, 2 kg")
+        if stateless is not None:
+            for name, ms in results.items():
+                if name.startswith("fs-compat"):
+                    print(f"ratio {name} / stateless floor: {ms / stateless:.2f}x  (target <= 2.5x)")
         native = results.get("native transformWithState")
         for name, ms in results.items():
             if native is not None and name != "native transformWithState":
