@@ -5,8 +5,10 @@ Every front end (``fs_compat.datastream``, ``fs_compat.bytewax``, ``fs_compat.fu
 
 - ``local``: the plan runs in this process (``fs_compat.runtime``): unit tests, debugging;
 - ``spark``: the plan runs as Spark jobs (``fs_compat.spark``, imported only when used);
-- ``spark-streaming`` (a bounded job run as a Structured Streaming query) is reserved: naming it
-  raises ``NotImplementedError`` until it is available.
+- ``spark-streaming``: a bounded plan runs as a Structured Streaming query, its input cut into
+  micro-batches and the query restarted from its checkpoint on the way
+  (``fs_compat.spark.run_bounded_stream``): a test target, so that every bounded job also
+  exercises the streaming path.
 
 The target comes from an explicit value, else the ``execution.target`` setting, else the
 ``FS_COMPAT_TARGET`` environment variable, else the front end's default (``spark`` for PyFlink
@@ -21,7 +23,7 @@ jobs, ``local`` for Bytewax's ``run_main``):
 >>> resolve_target("flink", default=SPARK)
 Traceback (most recent call last):
 ...
-ValueError: execution.target must be 'local' or 'spark', got 'flink'
+ValueError: execution.target must be 'local', 'spark' or 'spark-streaming', got 'flink'
 """
 
 from __future__ import annotations
@@ -62,10 +64,10 @@ TARGET_ENV = "FS_COMPAT_TARGET"
 LOCAL = "local"
 #: As Spark jobs.
 SPARK = "spark"
-#: Reserved: a bounded job as a Structured Streaming query (not available yet).
+#: A bounded job as a Structured Streaming query, restarted from its checkpoint on the way.
 SPARK_STREAMING = "spark-streaming"
-#: The targets a plan can run on today.
-TARGETS: tuple[str, ...] = (LOCAL, SPARK)
+#: The targets a plan can run on.
+TARGETS: tuple[str, ...] = (LOCAL, SPARK, SPARK_STREAMING)
 
 #: Settings every new job starts with (``default_settings``).
 _defaults: dict[str, str] = {}
@@ -99,24 +101,16 @@ def job_defaults() -> dict[str, str]:
 
 
 def check_target(target: str, source: str | None = None) -> str:
-    """``target`` if a plan can run there; else a ValueError (``NotImplementedError`` for the
-    reserved ``spark-streaming``) naming the value and, when given, where it came from.
+    """``target`` if a plan can run there; else a ValueError naming the value and, when given,
+    where it came from.
 
-    >>> check_target("spark")
-    'spark'
     >>> check_target("spark-streaming")
-    Traceback (most recent call last):
-    ...
-    NotImplementedError: execution.target 'spark-streaming' is not available yet; use 'local' or 'spark'
+    'spark-streaming'
     """
     where = "" if source is None else f" (from {source})"
     if target in TARGETS:
         return target
-    if target == SPARK_STREAMING:
-        raise NotImplementedError(
-            f"execution.target {target!r}{where} is not available yet; use 'local' or 'spark'"
-        )
-    raise ValueError(f"execution.target must be 'local' or 'spark', got {target!r}{where}")
+    raise ValueError(f"execution.target must be 'local', 'spark' or 'spark-streaming', got {target!r}{where}")
 
 
 def resolve_target(
@@ -167,12 +161,12 @@ class ReaderSourceNode(_runtime.ExternalSourceNode):
 
 
 def bind_sources(nodes: Sequence[_runtime.Node], target: str, spark: Callable[[], Any]) -> None:
-    """Read the plan's ``ReaderSourceNode`` sources for ``target``: on ``spark`` their ``handle``
-    becomes the reader's DataFrame (of the session ``spark()``), on ``local`` their ``items``
-    the records read in this process."""
+    """Read the plan's ``ReaderSourceNode`` sources for ``target``: on ``spark`` (and
+    ``spark-streaming``) their ``handle`` becomes the reader's DataFrame (of the session
+    ``spark()``), on ``local`` their ``items`` the records read in this process."""
     for node in nodes:
         if isinstance(node, ReaderSourceNode) and node.reader is not None:
-            if target == SPARK:
+            if target in (SPARK, SPARK_STREAMING):
                 node.handle = node.reader.dataframe(spark())
             else:
                 node.handle = None
@@ -192,7 +186,8 @@ def run_plan(
     ``spark()`` (default: ``fs_compat.spark.spark_session()``), and its jobs carry
     ``job_name`` and the steps' names (Spark's UI); ``local`` reads the plan's DataFrame
     sources on the driver first. ``ReaderSourceNode`` sources are read for the target
-    (``bind_sources``)."""
+    (``bind_sources``). On ``spark-streaming`` the plan runs as a streaming query over its
+    input written as files (``fs_compat.spark.run_bounded_stream``)."""
     check_target(target)
     session = spark if spark is not None else _default_session
     bind_sources(_runtime.upstream_of(sinks), target, session)
@@ -200,6 +195,10 @@ def run_plan(
         from fs_compat.spark import run_batch
 
         return run_batch(session(), sinks, config, job_name)
+    if target == SPARK_STREAMING:
+        from fs_compat.spark import run_bounded_stream
+
+        return run_bounded_stream(session(), sinks, config, job_name)
     external = [
         n
         for n in _runtime.upstream_of(sinks)

@@ -28,9 +28,10 @@ CONNECT_UI_ENV = "FS_COMPAT_TEST_CONNECT_UI"
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``@pytest.mark.in_process(reason)``: a test that can only pass in-process (recovery,
-    side effects on the test's own objects, ...). With ``FS_COMPAT_TARGET=spark`` (``run_main``
-    on Spark) it is skipped as "in-process only: <reason>"; otherwise the marker does nothing."""
-    spark = os.environ.get("FS_COMPAT_TARGET") == "spark"
+    side effects on the test's own objects, ...). With ``FS_COMPAT_TARGET=spark`` or
+    ``spark-streaming`` (``run_main`` on Spark) it is skipped as "in-process only: <reason>";
+    otherwise the marker does nothing."""
+    spark = os.environ.get("FS_COMPAT_TARGET") in ("spark", "spark-streaming")
     for item in items:
         marker = item.get_closest_marker("in_process")
         if marker is None:

@@ -11,9 +11,11 @@ from fs_compat.bytewax.dataflow import Dataflow
 from fs_compat.bytewax.testing import TestingSink, TestingSource, run_main
 from fs_compat.common import Configuration
 from fs_compat.datastream import StreamExecutionEnvironment
+from fs_compat.datastream.tests.test_util import DataStreamTestSinkFunction
 from fs_compat.execution import (
     LOCAL,
     SPARK,
+    SPARK_STREAMING,
     TARGET_ENV,
     TARGET_KEY,
     default_settings,
@@ -40,7 +42,9 @@ def test_empty_values_count_as_unset() -> None:
 
 
 def test_an_unknown_target_names_the_value_and_where_it_came_from() -> None:
-    with pytest.raises(ValueError, match=r"execution.target must be 'local' or 'spark', got 'flink'"):
+    with pytest.raises(
+        ValueError, match=r"execution.target must be 'local', 'spark' or 'spark-streaming', got 'flink'"
+    ):
         resolve_target("flink", default=SPARK)
     with pytest.raises(ValueError, match=r"got 'flink' \(from FS_COMPAT_TARGET\)"):
         resolve_target(default=SPARK, environ={TARGET_ENV: "flink"})
@@ -48,9 +52,9 @@ def test_an_unknown_target_names_the_value_and_where_it_came_from() -> None:
         resolve_target(settings={TARGET_KEY: "flink"}, default=SPARK, environ={})
 
 
-def test_spark_streaming_is_reserved_and_says_it_is_not_available() -> None:
-    with pytest.raises(NotImplementedError, match=r"'spark-streaming'.*not available yet"):
-        resolve_target("spark-streaming", default=SPARK)
+def test_spark_streaming_is_a_target() -> None:
+    assert resolve_target("spark-streaming", default=SPARK) == SPARK_STREAMING
+    assert resolve_target(default=LOCAL, environ={TARGET_ENV: "spark-streaming"}) == SPARK_STREAMING
 
 
 def test_environment_defaults_reach_new_jobs_only_inside_the_block(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,23 +79,24 @@ def test_pyflink_and_bytewax_keep_their_own_defaults(monkeypatch: pytest.MonkeyP
     assert out == [1, 2]
 
 
-@pytest.mark.parametrize(
-    ("target", "error"), [("flink", ValueError), ("spark-streaming", NotImplementedError)]
-)
-def test_run_main_checks_its_target_as_pyflink_jobs_do(target: str, error: type[Exception]) -> None:
+def test_run_main_checks_its_target_as_pyflink_jobs_do() -> None:
     flow = Dataflow("bad_target")
     op.output("out", op.input("inp", flow, TestingSource([1])), TestingSink([]))
-    with pytest.raises(error, match=rf"execution.target.*'{target}'"):
-        run_main(flow, _target=target)
+    with pytest.raises(ValueError, match=r"execution.target.*'flink'"):
+        run_main(flow, _target="flink")
 
 
-def test_configured_reserved_target_is_refused_when_the_job_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_job_configured_for_spark_streaming_runs_as_a_streaming_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv(TARGET_ENV, raising=False)
     env = StreamExecutionEnvironment.get_execution_environment(
         Configuration().set_string(TARGET_KEY, "spark-streaming")
     )
-    env.from_collection([1]).print()
-    with pytest.raises(
-        NotImplementedError, match=r"'spark-streaming' \(from execution.target\) is not available"
-    ):
-        env.execute()
+    sink = DataStreamTestSinkFunction()
+    env.from_collection([1, 2, 3]).map(lambda x: x * 10).add_sink(sink)
+    summary = env.execute("tens").get_job_summary()
+    assert sorted(sink.get_results()) == ["10", "20", "30"]
+    assert summary.target.startswith("spark-streaming")

@@ -416,8 +416,10 @@ def run_main(
     now_getter: Callable[[], datetime] | None,
     *,
     parallelism: int = 1,
+    target: str = SPARK,
 ) -> None:
-    """``run_main`` with the ``spark`` target: the steps run as Spark jobs, the flow's own
+    """``run_main`` with the ``spark`` target (or ``spark-streaming``, ``target``: one streaming
+    query, ``fs_compat.execution``): the steps run as Spark jobs, the flow's own
     sources are read by Spark's tasks (a ``TestingSource`` here), sinks are written here.
     ``epoch_interval`` is accepted (there are no epochs on Spark);
     ``recovery_config`` is in-process only. ``now_getter`` is the processing-time clock of the
@@ -462,7 +464,7 @@ def run_main(
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
         summary = run_plan(
-            spark_sinks, config, target=SPARK, spark=lambda: _spark_for(upstream), job_name=flow.flow_id
+            spark_sinks, config, target=target, spark=lambda: _spark_for(upstream), job_name=flow.flow_id
         )
     except StepError as exc:
         error = _bytewax_error(exc)

@@ -293,6 +293,7 @@ class StatefulBatchOperator(Operator):
 
     def end_input(self, runtime: OperatorRuntime) -> Iterable[Any]:
         outs = self.fire_due(runtime)
+        self._resume_restored(runtime)
         for key in sorted(self.logics):
             logic = self.logics.get(key)
             if logic is None:
@@ -300,6 +301,24 @@ class StatefulBatchOperator(Operator):
             self._set_key(runtime, key)
             outs += self._after(runtime, key, logic, self._call(logic.on_eof, "on_eof", key), "on_eof")
         return outs
+
+    def _resume_restored(self, runtime: OperatorRuntime) -> None:
+        """Rebuild the logic of every key whose snapshot the engine restored and this instance
+        has not used since (Spark streaming restores a key group's state into a new instance):
+        at EOF each key gets ``on_eof``, as in Bytewax. Nothing to do where nothing was restored."""
+        backend = runtime.backend
+        if backend is None or not backend.restored_groups:
+            return
+        backend.flush()  # discarded keys leave the store
+        store = backend.stores.get(SNAPSHOT_SPEC.name)
+        entries = getattr(store, "complex_items", None)  # the in-memory store's
+        if entries is None:
+            return
+        for ck, _value in entries():
+            key = backend.key_encoder.decode(ck.key)
+            if key not in self.logics:
+                self._set_key(runtime, key)
+                self._resume(runtime, key)
 
     # Batch hooks (the runtime's batched schedule, which the Bytewax runner drives). ------------
     def process_keyed(self, groups: Sequence[tuple[Any, list[Any]]], runtime: OperatorRuntime) -> list[Any]:

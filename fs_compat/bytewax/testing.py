@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 
 from fs_compat.execution import LOCAL as _LOCAL
 from fs_compat.execution import SPARK as _SPARK
+from fs_compat.execution import SPARK_STREAMING as _SPARK_STREAMING
 from fs_compat.execution import resolve_target as _resolve_target
 
 from . import _execution
@@ -195,7 +196,9 @@ def run_main(
 
     ``_target`` (not in Bytewax), else the ``FS_COMPAT_TARGET`` environment variable, picks
     where: ``local`` (the default) runs in this process; ``spark`` runs the steps as a Spark job
-    (sources read and sinks written in this process; see :mod:`fs_compat.bytewax.spark`).
+    (sources read and sinks written in this process; see :mod:`fs_compat.bytewax.spark`);
+    ``spark-streaming`` runs them as a Structured Streaming query over the input cut into
+    micro-batches, restarted from its checkpoint on the way (a test target).
     The target is checked by :func:`fs_compat.execution.resolve_target`.
     """
     _run(flow, epoch_interval, recovery_config, _now_getter, _target, workers=1)
@@ -210,10 +213,13 @@ def _run(
     *,
     workers: int,
 ) -> None:
-    if _resolve_target(target, default=_LOCAL) == _SPARK:
+    chosen = _resolve_target(target, default=_LOCAL)
+    if chosen in (_SPARK, _SPARK_STREAMING):
         from . import _on_spark
 
-        _on_spark.run_main(flow, epoch_interval, recovery_config, now_getter, parallelism=workers)
+        _on_spark.run_main(
+            flow, epoch_interval, recovery_config, now_getter, parallelism=workers, target=chosen
+        )
     else:
         _execution.run(flow, epoch_interval, recovery_config, now_getter)
 

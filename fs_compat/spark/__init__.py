@@ -8,6 +8,7 @@ names.
 """
 
 from ._batch import batch_dataframe, collect_items, run_batch
+from ._bounded_stream import run_bounded_stream
 from ._convert import OutputColumns, row_type_of, type_info_of
 from ._errors import await_query, user_error
 from ._events import watermark_column
@@ -46,6 +47,7 @@ __all__ = [
     "remote_url",
     "row_type_of",
     "run_batch",
+    "run_bounded_stream",
     "ship_python_files",
     "spark_master",
     "spark_session",

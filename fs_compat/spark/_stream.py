@@ -107,6 +107,15 @@ from ._worker import worker_pass
 
 _MIN = -(2**63)
 
+#: The watermark a source's last marker carries when its input ends (Flink's MAX_WATERMARK,
+#: ``Long.MAX_VALUE``): every event-time timer fires, and a key group whose channels all reach
+#: it ends its input (``_KeyGroups._end``: ``end_input``, Bytewax's EOF). A bounded source run as
+#: a stream (the ``spark-streaming`` target) says where its input ends with a row whose
+#: ``END_COLUMN`` is true (``_cut_end``).
+_END = 2**63 - 1
+#: The column of a source that marks its end-of-input rows (no record; see ``_END``).
+END_COLUMN = "_fs_compat_end"
+
 #: The pre-pass's rows: key group, order, pickled value, timestamp, and the record's key when it
 #: is an ``int`` (``ki``) or a ``str`` (``ks``), so the key-group pass need not run the key
 #: selector, and the channel of the keyed step it arrives on (``Feed.ch``).
@@ -435,9 +444,33 @@ def _spark_schema(fields: Sequence[tuple[str, str]]) -> Any:
 
 def _reader(source: ExternalSourceNode) -> RowReader:
     """Reads the source's Arrow batches: Row values, timestamps from its ``withWatermark`` column."""
-    schema = source.handle.schema
+    schema = _without_end(source.handle.schema)
     marked = watermark_column(schema)
     return RowReader(schema, marked[0] if marked else None)
+
+
+def _without_end(schema: Any) -> Any:
+    """``schema`` without ``END_COLUMN`` (a bounded source run as a stream has it)."""
+    from pyspark.sql import types as st
+
+    if END_COLUMN not in schema.fieldNames():
+        return schema
+    return st.StructType([f for f in schema.fields if f.name != END_COLUMN])
+
+
+def _cut_end(batch: Any) -> tuple[Any, bool]:
+    """An Arrow ``batch`` of a source without its end-of-input rows and ``END_COLUMN``, and
+    whether it had such a row (``_END``). A batch without the column is returned as it is."""
+    import pyarrow.compute as pc
+
+    names = batch.schema.names
+    if END_COLUMN not in names:
+        return batch, False
+    end = pc.fill_null(batch.column(END_COLUMN), False)
+    saw = bool(pc.any(end).as_py())
+    if saw:
+        batch = batch.filter(pc.invert(end))
+    return batch.select([n for n in names if n != END_COLUMN]), saw
 
 
 class _Chain:
@@ -519,6 +552,7 @@ def _stateless(
 
         chain = _chain(steps, _partition_id(), config, [tag] if tag else ())
         for batch in batches:
+            batch, _ended = _cut_end(batch)
             tuples, stamps = reader.tuples(batch)
             values = [reader.row(t) for t in tuples]
             results = [
@@ -563,7 +597,10 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
         seq = pid << 32
         max_ts: int | None = None
         schema = _arrow_schema()
+        ended = False
         for batch in batches:
+            batch, saw_end = _cut_end(batch)
+            ended = ended or saw_end
             kgs: list[int] = []
             keys: list[Any] = []
             if chain is None:  # the keyed step reads the source: values travel as tuples
@@ -621,6 +658,8 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
                 schema=schema,
             )
         wm = None if delay is None or max_ts is None else max_ts - delay
+        if ended:
+            wm = _END
         yield pa.RecordBatch.from_pydict(_marker_columns(n_groups, wm, ch), schema=schema)
 
     return worker_pass(run)
@@ -991,7 +1030,7 @@ class _KeyGroups:
             if not data:
                 return [], marks  # a marker for a key group that holds nothing
             group = self._new_group(kg)
-        elif not data and self._idle(row, state, marks):
+        elif not data and self._idle(row, state, marks) and not self._ends(row, marks):
             if marks != _row_marks(row, len(self.channels)):
                 state.update(attrs.evolve(row, wms=marks).values())  # the blob as it was
             return [], marks
@@ -1012,6 +1051,8 @@ class _KeyGroups:
                     values = make_rows(names, map(loads, values))
                 runner.records(self.channels[ch][0], values, stamps, keys)
         self._advance(group, marks)
+        if self._ends(row, marks):
+            self._end(group)
         runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
         results = [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == self.tag]
         runner.runtime.backend.purge_expired()  # expired TTL state leaves the state store
@@ -1027,6 +1068,17 @@ class _KeyGroups:
                 group.wms[ch] = wm
                 inp, local = self.channels[ch]
                 group.runner.watermark(inp, local, wm)
+
+    def _ends(self, row: _StateRow | None, marks: Sequence[int | None]) -> bool:
+        """Whether this call ends the key group's input: every channel's watermark reaches
+        ``_END`` now, and did not in ``row``."""
+        return _combined(marks) == _END and _combined(_row_marks(row, len(self.channels))) != _END
+
+    def _end(self, group: _Group) -> None:
+        """The end of input, as the in-process target ends a bounded run (``SubtaskRunner.finish``):
+        every event-time timer has fired (the watermark is ``_END``), then ``end_input`` and
+        ``close`` of the keyed step and of the steps after it (Bytewax's EOF)."""
+        group.runner.finish()
 
     def _idle(self, row: _StateRow, state: Any, marks: tuple[int | None, ...]) -> bool:
         """Whether a call without records has nothing to do for the key group of ``row``: no

@@ -153,7 +153,7 @@ def test_recovery_config_is_in_process_only(recovery_config: Any) -> None:
 def test_unknown_target() -> None:
     flow = Dataflow("test_df")
     op.output("out", op.input("inp", flow, TestingSource([1])), TestingSink([]))
-    with pytest.raises(ValueError, match="must be 'local' or 'spark', got 'flink'"):
+    with pytest.raises(ValueError, match="must be 'local', 'spark' or 'spark-streaming', got 'flink'"):
         run_main(flow, _target="flink")
 
 

@@ -116,13 +116,23 @@ def test_spark_by_default_and_with_master(
 @pytest.mark.parametrize(
     ("options", "env", "message"),
     [
-        (["--target", "flink"], None, "execution.target must be 'local' or 'spark', got 'flink'"),
+        (
+            ["--target", "flink"],
+            None,
+            "execution.target must be 'local', 'spark' or 'spark-streaming', got 'flink'",
+        ),
         (
             ["--conf", "execution.target=nope"],
             None,
-            "execution.target must be 'local' or 'spark', got 'nope' (from execution.target)",
+            "execution.target must be 'local', 'spark' or 'spark-streaming', "
+            "got 'nope' (from execution.target)",
         ),
-        ([], "nope", "execution.target must be 'local' or 'spark', got 'nope' (from FS_COMPAT_TARGET)"),
+        (
+            [],
+            "nope",
+            "execution.target must be 'local', 'spark' or 'spark-streaming', "
+            "got 'nope' (from FS_COMPAT_TARGET)",
+        ),
     ],
 )
 def test_an_unknown_target_is_a_usage_error(

@@ -41,7 +41,9 @@ def test_unknown_target_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
         Configuration().set_string("execution.target", "flink")
     )
     env.from_collection([1]).print()
-    with pytest.raises(ValueError, match=r"execution.target must be 'local' or 'spark', got 'flink'"):
+    with pytest.raises(
+        ValueError, match=r"execution.target must be 'local', 'spark' or 'spark-streaming', got 'flink'"
+    ):
         env.execute()
 
 
