@@ -833,7 +833,8 @@ def _stamps(column: Any) -> list[int | None]:
         return column.tolist()  # type: ignore[no-any-return]
     if kind == "f" and column.isna().all():
         return [None] * len(column)
-    return [None if t is None or pd.isna(t) else int(t) for t in column.tolist()]
+    # A column with nulls is float: ``_END`` comes back as 2**63, above any long.
+    return [None if t is None or pd.isna(t) else min(int(t), _END) for t in column.tolist()]
 
 
 def _stable_dumps(value: Any) -> bytes:
