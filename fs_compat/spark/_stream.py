@@ -26,11 +26,14 @@ Physical plan:
    (time mode None, no Spark watermark; processing time is the micro-batch's,
    ``current_timestamp()``, in a ``now`` column; Spark chains several of these in one query,
    each with its own state in the checkpoint, where it refuses two ``applyInPandasWithState``):
-   one state row (a ``ValueState``) per key group holds that group's keyed state and timers as
-   one blob (``KeyedStateBackend.snapshot_key_group``), plus a header read without unpickling
-   the blob: a token (the blob's version, random, new with each write), the watermark of each
-   channel, the earliest event-time and processing-time timers, and whether state with TTL
-   holds entries. A call with only markers for a group none of whose timers is due (by the new
+   one state row (a ``ValueState``) per key group holds that group's timers and operator states
+   as one blob, plus a header read without unpickling the blob: a token (the group's version,
+   random, new with each write), the watermark of each channel, the earliest event-time and
+   processing-time timers, and whether state with TTL holds entries. The group's keyed state is
+   cut by key into buckets (``_Parts``, a ``MapState``), read when a key of theirs becomes
+   current (``_Loader``) and written back when changed, so a call costs what it touches; a step
+   whose operator may read other keys' state keeps it whole in the blob
+   (``KeyedStateBackend.snapshot_key_group``). A call with only markers for a group none of whose timers is due (by the new
    watermark, by processing time) and that holds no TTL state returns at once: nothing is
    restored or rewritten (when a channel's watermark grew, the row is written back with only
    that field changed). Otherwise: take the group from this Python worker's cache when it holds
@@ -62,8 +65,9 @@ and again when its cached instance is stale (another worker or an earlier run of
 wrote the group since); ``close()`` is not called (a streaming query has no end).
 
 The worker cache (``_WorkerCache``) lives in this module, as Spark unpickles the function anew for
-every task while it reuses the Python worker process; it is bounded by the total size of the blobs
-it holds (``spark.fs_compat.streaming.workerCacheBytes``, 64 MiB by default).
+every task while it reuses the Python worker process; it keeps key groups held whole, is used by
+calls that touch about every bucket, and is bounded by the total size of the blobs it holds
+(``spark.fs_compat.streaming.workerCacheBytes``, 64 MiB by default).
 """
 
 from __future__ import annotations
