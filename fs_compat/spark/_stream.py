@@ -1147,7 +1147,8 @@ class _KeyGroups:
             loader = _Loader(backend, group.parts, kg, state.buckets)
             if records.n >= 1 << group.parts.depth:
                 loader.load_all()  # about every bucket is touched: one scan instead of a read each
-            backend.key_loader = loader
+            if not group.parts.complete:  # (a call per record otherwise: not when all is held)
+                backend.key_loader = loader
         try:
             if row is not None:
                 # Timers up to the row's watermarks fired before it was written (or were not due).
