@@ -14,6 +14,7 @@ from ._events import watermark_column
 from ._kafka import kafka_package, with_kafka_connector
 from ._progress import await_lines as await_stream_lines
 from ._progress import streams_built
+from ._read_state import read_state
 from ._session import (
     EMBEDDED_DEFAULTS,
     LOGGING_ENV,
@@ -43,6 +44,7 @@ __all__ = [
     "default_parallelism",
     "is_connect",
     "kafka_package",
+    "read_state",
     "remote_url",
     "row_type_of",
     "run_batch",
