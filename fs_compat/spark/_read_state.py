@@ -265,8 +265,22 @@ def _weakrefable(obj: Any) -> bool:
     return True
 
 
-def _label(node: Node) -> str:
-    return node.uid or node.name
+def step_labels(steps: Sequence[Node]) -> dict[int, str]:
+    """Each step's ``step`` column (by node id): its uid, else its name; a label used again gets
+    ``-2``, ``-3`` ... in the order of ``steps`` (the job's, upstream first).
+
+    >>> sorted(step_labels([Node("count"), Node("count", uid="c"), Node("count")]).values())
+    ['c', 'count', 'count-2']
+    """
+    labels: dict[int, str] = {}
+    for node in steps:
+        base = node.uid or node.name
+        label, n = base, 1
+        while label in labels.values():
+            n += 1
+            label = f"{base}-{n}"
+        labels[node.id] = label
+    return labels
 
 
 def read_state(checkpoint_location: str, job: Any, *, batch_id: int | None = None) -> Any:
@@ -284,7 +298,8 @@ def read_state(checkpoint_location: str, job: Any, *, batch_id: int | None = Non
 
     One row per stored value, with columns:
 
-    - ``step`` (string): the keyed step's uid, else its name;
+    - ``step`` (string): the keyed step's uid, else its name (a label used again gets ``-2``,
+      ``-3`` ..., in the job's order, upstream first);
     - ``state`` (string): the state's name (a window step also shows its own states:
       ``window-contents``, and ``window-event-timers``/``window-processing-timers``, the windows
       waiting for each timer);
@@ -310,23 +325,23 @@ def read_state(checkpoint_location: str, job: Any, *, batch_id: int | None = Non
     from ._session import spark_session
 
     node, config = _job_of(job)
-    steps = operator_order(stream_shape(node))
+    shape = stream_shape(node)
+    steps, labels = operator_order(shape), step_labels(shape.keyed)
     spark = spark_session()
-    empty = spark.createDataFrame([], ", ".join(f"{c} string" for c in COLUMNS))
-    if not steps:
-        return empty.select("step", "state", *(F.parse_json(c).alias(c) for c in _VARIANTS))
-    operators = _state_operators(spark, checkpoint_location)
-    if len(operators) != len(steps):
-        raise ValueError(
-            f"the checkpoint at {checkpoint_location} holds {len(operators)} keyed steps' state, "
-            f"the job has {len(steps)} keyed steps ({', '.join(_label(s) for s in steps)}): it "
-            "is not this job's checkpoint"
-        )
-    frames = [empty]
-    for (op_id, variables), step in zip(operators, steps, strict=True):
-        rows = _state_rows(spark, checkpoint_location, op_id, variables, batch_id)
-        frames.append(rows.mapInArrow(_Decode(_label(step), step, config), empty.schema))
-    df = frames[0]
+    schema = ", ".join(f"{c} string" for c in COLUMNS)
+    frames = []
+    if steps:
+        operators = _state_operators(spark, checkpoint_location)
+        if len(operators) != len(steps):
+            raise ValueError(
+                f"the checkpoint at {checkpoint_location} holds the state of {len(operators)} keyed "
+                f"steps, the job has {len(steps)} ({', '.join(labels[s.id] for s in shape.keyed)}): "
+                "it is not this job's checkpoint"
+            )
+        for (op_id, variables), step in zip(operators, steps, strict=True):
+            rows = _state_rows(spark, checkpoint_location, op_id, variables, batch_id)
+            frames.append(rows.mapInArrow(_Decode(labels[step.id], step, config), schema))
+    df = frames[0] if frames else spark.createDataFrame([], schema)
     for other in frames[1:]:
         df = df.union(other)
     return df.select("step", "state", *(F.parse_json(c).alias(c) for c in _VARIANTS))

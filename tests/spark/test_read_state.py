@@ -16,7 +16,7 @@ import pytest
 from stream_query import run_to_parquet
 
 from fs_compat.common import Configuration, Duration, TimestampAssigner, Types, WatermarkStrategy
-from fs_compat.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from fs_compat.datastream import KeyedCoProcessFunction, KeyedProcessFunction, StreamExecutionEnvironment
 from fs_compat.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from fs_compat.datastream.window import TumblingEventTimeWindows
 from fs_compat.spark import read_state, spark_session
@@ -197,6 +197,51 @@ def test_read_state_of_two_keyed_steps_gives_each_step_its_own_state(tmp_path: P
         ("per count", "times", 1, None, None, 3),
         ("per count", "times", 2, None, None, 1),
         ("per count", "times", 3, None, None, 1),
+    }
+
+
+class _Both(KeyedCoProcessFunction):
+    """Counts, per key, the records of both inputs in ValueState ``both``."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.both = runtime_context.get_state(ValueStateDescriptor("both", Types.LONG()))
+
+    def _count(self) -> Iterable[Any]:
+        self.both.update((self.both.value() or 0) + 1)
+        return ()
+
+    def process_element1(self, value: Any, ctx: Any) -> Iterable[Any]:
+        return self._count()
+
+    def process_element2(self, value: Any, ctx: Any) -> Iterable[Any]:
+        return self._count()
+
+
+def test_read_state_of_a_step_connecting_two_keyed_steps_tells_the_three_apart(tmp_path: Path) -> None:
+    spark = spark_session()
+    left = _source(spark, tmp_path / "left", [[("a", 0, 0), ("a", 0, 0)], [("b", 0, 0)]])
+    right = _source(spark, tmp_path / "right", [[("a", 0, 0)], [("c", 0, 0), ("c", 0, 0)]])
+    env = _env()
+    firsts = env.from_dataframe(left).key_by(lambda r: r.key).process(_Seen("left"), output_type=COUNTED)
+    seconds = env.from_dataframe(right).key_by(lambda r: r.key).process(_Seen("right"), output_type=COUNTED)
+    job = (
+        firsts.uid("L")
+        .connect(seconds.uid("R"))
+        .key_by(lambda r: r.key, lambda r: r.key)
+        .process(_Both(), output_type=COUNTED)
+        .uid("both")
+    )
+    out = job.to_dataframe()
+    run_to_parquet(out, tmp_path / "ck", tmp_path / "out")
+
+    assert _rows(read_state(str(tmp_path / "ck"), out)) == {
+        ("L", "left", "a", None, None, 2),
+        ("L", "left", "b", None, None, 1),
+        ("R", "right", "a", None, None, 1),
+        ("R", "right", "c", None, None, 2),
+        ("both", "both", "a", None, None, 3),
+        ("both", "both", "b", None, None, 1),
+        ("both", "both", "c", None, None, 2),
     }
 
 
