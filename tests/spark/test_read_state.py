@@ -1,7 +1,7 @@
 """``fs_compat.spark.read_state``: a stopped streaming query's keyed state, read from its
 checkpoint and decoded with the job's state declarations: per-window state of a window job,
-map and value state of a KeyedProcessFunction, and each step's own state in a job with two
-keyed steps (Spark numbers their state operators from the output down)."""
+map and value state of a KeyedProcessFunction, each step's own state in jobs with several keyed
+steps (Spark numbers their state operators from the output down), and a Bytewax flow's."""
 
 from __future__ import annotations
 
@@ -248,3 +248,31 @@ def test_read_state_of_a_step_connecting_two_keyed_steps_tells_the_three_apart(t
 def test_read_state_needs_the_job_the_query_ran(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="read_state needs the job the query ran"):
         read_state(str(tmp_path), object())
+
+
+def test_read_state_of_a_bytewax_flow_shows_each_keys_logic_snapshot(tmp_path: Path) -> None:
+    import fs_compat.bytewax.operators as op
+    from fs_compat.bytewax.dataflow import Dataflow
+    from fs_compat.bytewax.spark import DataFrameSource, to_dataframe
+
+    spark = spark_session()
+    events = _source(spark, tmp_path / "in", [[("a", 1, 0), ("b", 10, 0)], [("a", 2, 0)]])
+
+    def running_total(state: tuple[int, int] | None, row: Any) -> tuple[tuple[int, int], int]:
+        count, total = state or (0, 0)
+        return (count + 1, total + row.n), total + row.n
+
+    flow = Dataflow("counts")
+    s: Any = op.input("inp", flow, DataFrameSource(events))
+    s = op.key_on("user", s, lambda row: row.key)
+    s = op.stateful_map("running", s, running_total)
+    out = to_dataframe(s, Types.TUPLE([Types.STRING(), Types.LONG()]))
+    run_to_parquet(out, tmp_path / "ck", tmp_path / "out")
+
+    # The step's inner Bytewax id; its one state, each key's logic snapshot (in a 1-tuple: a
+    # snapshot may be None).
+    step = "counts.running.stateful_flat_map.stateful.stateful_batch"
+    assert _rows(read_state(str(tmp_path / "ck"), out)) == {
+        (step, "bytewax_logic_snapshot", "a", None, None, ((2, 3),)),
+        (step, "bytewax_logic_snapshot", "b", None, None, ((1, 10),)),
+    }
