@@ -3,8 +3,9 @@
 Bounded plans (collections, batch DataFrames) run as one ``repartition -> sortWithinPartitions
 -> mapInArrow`` per step, with the engine-neutral runtime inside the tasks. Unbounded plans
 (streaming DataFrames) run as Structured Streaming queries whose keyed state and timers live in
-Spark's checkpointed state store, one entry per key group. Nothing here knows PyFlink or Bytewax
-names.
+Spark's checkpointed state store, one entry per key group; ``read_state`` reads a stopped
+query's state back, decoded with the job's state declarations. Nothing here knows PyFlink or
+Bytewax names.
 """
 
 from ._batch import batch_dataframe, collect_items, run_batch
