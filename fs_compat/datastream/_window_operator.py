@@ -369,6 +369,8 @@ class WindowOperator(Operator):
     dropped at once (count windows with their default trigger: nothing more can reach them).
     """
 
+    keyed_state_by_current_key = True
+
     def __init__(
         self,
         *,

@@ -292,6 +292,7 @@ class _Task:
             return
         selector, locate = (keyed[0], keyed[1].locate) if keyed is not None else (None, None)
         backend, rt, process, one = inst.backend, inst.rt, inst.process, inst.one_to_one
+        loader = backend.key_loader if backend is not None else None
         name, sink, counter, pending = self.node.name, self._sink, self._counter, inst.pending
         emit, to_main = self._emit, self._to_main
         if sink is None and len(self._main) == 1:  # ``_to_main`` of one task: its ``push`` as it is now
@@ -310,6 +311,8 @@ class _Task:
                 except Exception as exc:
                     raise _unroutable(name, selector, value, key, exc)  # noqa: B904 - it sets the cause
                 # ``set_located_key``, inlined.
+                if loader is not None:
+                    loader(kb, kg)
                 backend.current_key = key  # type: ignore[union-attr]
                 backend.current_key_bytes = kb  # type: ignore[union-attr]
                 backend.current_key_group = kg  # type: ignore[union-attr]
