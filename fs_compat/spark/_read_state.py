@@ -67,17 +67,22 @@ Entry = tuple[str, bytes, bytes, bytes, bytes]
 
 
 def _group_entries(header_blob: bytes, bucket_blobs: Iterable[bytes] = ()) -> Iterator[Entry]:
-    """Every keyed state entry of one key group, from its state row's ``blob`` (``_STATE_FIELDS``:
-    a pickle of (backend state, event timers, processing timers[, operator states])) and the
-    blobs of its buckets (the key group's ``"kb"`` map values, where the step keeps one).
+    """Every keyed state entry of one key group, from its state row's ``blob`` and the blobs of
+    its buckets (the values of the step's ``"kb"`` map state for the key group, where it keeps
+    one): the layout of ``_stream._KeyGroups._save``.
 
-    The backend state is ``KeyedStateBackend.snapshot_key_group``'s bytes (version, signatures,
-    {state name: [(key, namespace, user key, value)]}), or, when the entries live in buckets, a
-    tuple describing the buckets; each bucket blob is in ``snapshot_key_group``'s format too."""
-    backend_state = pickle.loads(header_blob)[0]
-    snapshots = [backend_state] if isinstance(backend_state, bytes | bytearray) else []
-    for snapshot in (*snapshots, *bucket_blobs):
-        _version, _signatures, stores = pickle.loads(snapshot)
+    The row's blob is a pickle of (head, event timers, processing timers[, operator states]):
+    the head is the whole group's keyed state (``KeyedStateBackend.snapshot_key_group``'s bytes:
+    version, signatures, {state name: [(key, namespace, user key, value)]}), or, when the group is
+    cut into buckets, a tuple describing them (``_Parts.header``); each bucket blob is a pickle
+    of its keys' entries, {state name: [(key, namespace, user key, value)]} (``_split``)."""
+    head = pickle.loads(header_blob)[0]
+    parts: Iterable[dict[str, list[tuple[bytes, bytes, bytes, bytes]]]]
+    if isinstance(head, bytes | bytearray):  # the whole group (buckets, if any, are not its state)
+        parts = [pickle.loads(head)[2]]
+    else:
+        parts = (pickle.loads(blob) for blob in bucket_blobs)
+    for stores in parts:
         for name, entries in stores.items():
             for key, namespace, user_key, value in entries:
                 yield name, key, namespace, user_key, value

@@ -113,8 +113,12 @@ def test_entries_of_a_state_row_blob_decode_with_the_steps_declared_states() -> 
 
 def test_entries_in_bucket_blobs_decode_alike() -> None:
     kg, snapshot = _snapshot()
-    header = pickle.dumps((("buckets", 2), [], []))  # the header describes buckets, holds no entry
-    assert sorted(_step().rows(kg, _group_entries(header, [snapshot]))) == EXPECTED
+    _version, signatures, stores = pickle.loads(snapshot)
+    # The header describes the buckets (``_Parts.header``) and holds no entry; each bucket holds
+    # its keys' entries: here "k"'s in one bucket, and an empty one.
+    header = pickle.dumps((("buckets", 1, 1, signatures), [], []))
+    buckets = [pickle.dumps(stores), pickle.dumps({})]
+    assert sorted(_step().rows(kg, _group_entries(header, buckets))) == EXPECTED
     assert list(_group_entries(header)) == []
 
 
