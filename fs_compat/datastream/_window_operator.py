@@ -421,6 +421,10 @@ class WindowOperator(Operator):
     def close(self) -> None:
         self.window_fn.close()
 
+    def decode_namespace(self, namespace: bytes) -> Any:
+        """The window whose state ``namespace`` holds (``encode_window``'s bytes)."""
+        return decode_window(namespace)
+
     # State and timers scoped to a window.
     def spec_of(self, descriptor: Any) -> StateSpec:
         found = self._specs.get(id(descriptor))

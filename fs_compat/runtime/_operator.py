@@ -244,6 +244,11 @@ class Operator(abc.ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         """Called once at the end."""
 
+    def decode_namespace(self, namespace: bytes) -> Any:
+        """The value a state namespace of this operator stands for (the window, for a window
+        operator), for state readers (``fs_compat.spark.read_state``); by default the bytes."""
+        return namespace
+
 
 def overrides(op: Operator, hook: str) -> bool:
     """Whether ``op``'s class defines its own ``hook`` (an optional Operator method): an engine

@@ -334,9 +334,11 @@ def stream_dataframe(
         else f.source.handle.mapInArrow(_stateless(f, tag, config, out), out.schema)
         for f in shape.into(None)
     ]
+    from ._read_state import remember_job  # that module reads this one's plans
+
     if not shape.keyed:
-        return observe(_union(outputs), 0, "rows")
-    return _union(outputs)
+        return remember_job(observe(_union(outputs), 0, "rows"), node, config)
+    return remember_job(_union(outputs), node, config)
 
 
 def _union(frames: Sequence[Any]) -> Any:
