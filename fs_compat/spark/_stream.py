@@ -33,8 +33,9 @@ Physical plan:
    cut by key into buckets (``_Parts``, a ``MapState``), read when a key of theirs becomes
    current (``_Loader``) and written back when changed, so a call costs what it touches; a step
    whose operator may read other keys' state keeps it whole in the blob
-   (``KeyedStateBackend.snapshot_key_group``). A call with only markers for a group none of whose timers is due (by the new
-   watermark, by processing time) and that holds no TTL state returns at once: nothing is
+   (``KeyedStateBackend.snapshot_key_group``). A call with only markers for a group none of
+   whose timers is due (by the new watermark, by processing time) and that holds no TTL state
+   returns at once: nothing is
    restored or rewritten (when a channel's watermark grew, the row is written back with only
    that field changed). Otherwise: take the group from this Python worker's cache when it holds
    the row's version (same token), else restore it from the blob into a new operator instance;
