@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
 import attrs
 from typing_extensions import TypeVar
 
+from fs_compat.common._configuration import JavaConfiguration
 from fs_compat.common._job import ExecutionConfig, JobExecutionResult
 from fs_compat.common.internal import DeclaredTypeError, conformer, exact_class
 from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, spark_dataframe
+from fs_compat.java_gateway import JavaObjectStandIn
 from fs_compat.runtime import (
     Edge,
     ExternalSourceNode,
@@ -1064,11 +1066,22 @@ class StreamExecutionEnvironment:
         self._checkpoint_config = CheckpointConfig()
         #: Connector sinks by their SinkNode's id: the sink, its bounded writer, its input stream.
         self._connector_sinks: dict[int, tuple[Any, SinkWriter, DataStream[Any]]] = {}
+        self._j_env: JavaObjectStandIn | None = None
         defaults = job_defaults()
         if defaults:
             self._apply(defaults)
         if configuration is not None:
             self.configure(configuration)
+
+    @property
+    def _j_stream_execution_environment(self) -> JavaObjectStandIn:
+        """PyFlink's handle on the JVM's environment. Here it serves
+        ``fs_compat.util.java_utils.get_j_env_configuration`` (the environment's configuration,
+        written through to it); Java methods on it raise ``NotImplementedError`` naming the JVM."""
+        if self._j_env is None:
+            conf = JavaConfiguration(lambda key, value: self._apply({key: value}))
+            self._j_env = JavaObjectStandIn("StreamExecutionEnvironment", _fs_compat_configuration=conf)
+        return self._j_env
 
     @staticmethod
     def get_execution_environment(configuration: Configuration | None = None) -> StreamExecutionEnvironment:
