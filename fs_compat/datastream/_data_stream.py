@@ -443,6 +443,7 @@ class DataStream(Generic[T]):
             [self._edge()],
             extract=watermark_strategy.extract_timestamp,
             out_of_orderness_ms=watermark_strategy.max_out_of_orderness_ms,
+            per_element=watermark_strategy.per_element,
         )
         return DataStream(self._env, node, self._output_type)
 
@@ -1271,6 +1272,7 @@ class StreamExecutionEnvironment:
             max_parallelism=self._max_parallelism,
             clock=self._clock or system_clock,
             job_parameters=self._config.get_global_job_parameters(),
+            watermark_interval_ms=self._config.get_auto_watermark_interval(),
         )
 
     def _spark(self) -> Any:
