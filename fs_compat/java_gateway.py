@@ -40,7 +40,7 @@ class JavaObjectStandIn:
         self.__dict__.update(attributes)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
+        if name.startswith("_"):
             raise AttributeError(name)
         raise NotImplementedError(
             f"{self._java_class} (Java object).{name}: fs_compat runs without a JVM (no Java job "

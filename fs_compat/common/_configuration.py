@@ -255,6 +255,11 @@ class _WriteThrough(dict[str, _Value]):
         super().__setitem__(key, value)
         self._on_set(key, _to_string(value))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy shipped with a job (to Spark's workers) is a plain dict: there is no environment
+        # to write to there.
+        return dict, (dict(self),)
+
 
 class JavaConfiguration:
     """What PyFlink's ``get_j_env_configuration(env._j_stream_execution_environment)`` returns, without
@@ -326,6 +331,8 @@ class JavaConfiguration:
         return self._view.to_dict()
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
         raise NotImplementedError(
             f"Configuration.{name} (the JVM's configuration object): fs_compat runs without a JVM; "
             "use setString/setInteger/setLong/setBoolean/setFloat/setDouble, their getters, or "

@@ -143,3 +143,21 @@ def test_gateway_is_patchable_where_pyflinks_tests_patch_it() -> None:
         config = StateTtlConfig.new_builder(Time.days(1)).cleanup_in_rocksdb_compact_filter(17).build()
         strategy = config.get_cleanup_strategies().get_rocksdb_compact_filter_cleanup_strategy()
         assert strategy.get_query_time_after_num_entries() == 17
+
+
+def test_an_environment_with_its_jvm_configuration_ships_with_a_job() -> None:
+    import cloudpickle
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    get_j_env_configuration(env._j_stream_execution_environment).setString("pekko.ask.timeout", "20 s")
+
+    def uses_env(value: int) -> int:  # a function that refers to the environment ships it too
+        return value + env.get_parallelism()
+
+    copy = cloudpickle.loads(cloudpickle.dumps(uses_env))
+    assert copy(1) == 2
+    shipped = cloudpickle.loads(cloudpickle.dumps(env))
+    j_conf = get_j_env_configuration(shipped._j_stream_execution_environment)
+    assert j_conf.getString("pekko.ask.timeout", None) == "20 s"
+    j_conf.setInteger("parallelism.default", 6)  # the copy has no environment to write to
+    assert shipped.get_parallelism() == 1
