@@ -394,8 +394,9 @@ class DataStream(Generic[T]):
         return KeyedStream(self, _key_fn(key_selector), key_type)
 
     def union(self, *streams: DataStream[T]) -> DataStream[T]:
-        """The values of this stream and of ``streams``, in one stream."""
-        edges = [self._edge(), *(s._edge() for s in streams)]
+        """The values of this stream and of ``streams``, in one stream. The union of keyed
+        streams is a plain stream, as in PyFlink: its records no longer travel by key."""
+        edges = [attrs.evolve(s._edge(), key_selector=None, key_codec=None) for s in (self, *streams)]
 
         def factory() -> FunctionOperator:
             return FunctionOperator(None, _h_identity)

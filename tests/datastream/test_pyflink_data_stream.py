@@ -1119,3 +1119,10 @@ def test_an_error_in_a_function_names_the_step_key_and_record(env: StreamExecuti
     ds.key_by(BySecondField(), key_type=Types.INT()).flat_map(explode).print()
     with pytest.raises(StepError, match=r"cannot split [ab].*key [12]"):
         env.execute()
+
+
+def test_the_union_of_keyed_streams_is_a_plain_stream(any_env: StreamExecutionEnvironment) -> None:
+    left = any_env.from_collection([1, 2, 3]).key_by(lambda v: v % 2)
+    right = any_env.from_collection([4, 5]).key_by(lambda v: v % 2)
+    union = left.union(right)
+    assert _run(any_env, union.map(lambda v: v * 10)) == ["10", "20", "30", "40", "50"]
