@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
 import attrs
 from typing_extensions import TypeVar
 
+from fs_compat.common._configuration import JavaConfiguration
 from fs_compat.common._job import ExecutionConfig, JobExecutionResult
 from fs_compat.common.internal import DeclaredTypeError, conformer, exact_class
 from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, spark_dataframe
+from fs_compat.java_gateway import JavaObjectStandIn
 from fs_compat.runtime import (
     Edge,
     ExternalSourceNode,
@@ -392,8 +394,9 @@ class DataStream(Generic[T]):
         return KeyedStream(self, _key_fn(key_selector), key_type)
 
     def union(self, *streams: DataStream[T]) -> DataStream[T]:
-        """The values of this stream and of ``streams``, in one stream."""
-        edges = [self._edge(), *(s._edge() for s in streams)]
+        """The values of this stream and of ``streams``, in one stream. The union of keyed
+        streams is a plain stream, as in PyFlink: its records no longer travel by key."""
+        edges = [attrs.evolve(s._edge(), key_selector=None, key_codec=None) for s in (self, *streams)]
 
         def factory() -> FunctionOperator:
             return FunctionOperator(None, _h_identity)
@@ -441,6 +444,7 @@ class DataStream(Generic[T]):
             [self._edge()],
             extract=watermark_strategy.extract_timestamp,
             out_of_orderness_ms=watermark_strategy.max_out_of_orderness_ms,
+            per_element=watermark_strategy.per_element,
         )
         return DataStream(self._env, node, self._output_type)
 
@@ -1064,11 +1068,22 @@ class StreamExecutionEnvironment:
         self._checkpoint_config = CheckpointConfig()
         #: Connector sinks by their SinkNode's id: the sink, its bounded writer, its input stream.
         self._connector_sinks: dict[int, tuple[Any, SinkWriter, DataStream[Any]]] = {}
+        self._j_env: JavaObjectStandIn | None = None
         defaults = job_defaults()
         if defaults:
             self._apply(defaults)
         if configuration is not None:
             self.configure(configuration)
+
+    @property
+    def _j_stream_execution_environment(self) -> JavaObjectStandIn:
+        """PyFlink's handle on the JVM's environment. Here it serves
+        ``fs_compat.util.java_utils.get_j_env_configuration`` (the environment's configuration,
+        written through to it); Java methods on it raise ``NotImplementedError`` naming the JVM."""
+        if self._j_env is None:
+            conf = JavaConfiguration(lambda key, value: self._apply({key: value}))
+            self._j_env = JavaObjectStandIn("StreamExecutionEnvironment", _fs_compat_configuration=conf)
+        return self._j_env
 
     @staticmethod
     def get_execution_environment(configuration: Configuration | None = None) -> StreamExecutionEnvironment:
@@ -1258,6 +1273,7 @@ class StreamExecutionEnvironment:
             max_parallelism=self._max_parallelism,
             clock=self._clock or system_clock,
             job_parameters=self._config.get_global_job_parameters(),
+            watermark_interval_ms=self._config.get_auto_watermark_interval(),
         )
 
     def _spark(self) -> Any:

@@ -39,6 +39,9 @@ class LocalConfig:
     max_parallelism: int = MAX_PARALLELISM
     clock: Callable[[], int] = system_clock
     job_parameters: dict[str, str] = attrs.field(factory=dict)
+    #: Flink's ``auto_watermark_interval``: timestamp assigners emit their watermark every this
+    #: many ms of processing time (``clock``), 0 for none before the end of input.
+    watermark_interval_ms: int = 200
 
 
 def route_key(
@@ -133,6 +136,22 @@ class CountedConsume:
         self.consume(value)
 
 
+#: A timestamp assigner looks at the clock for its periodic watermark once every this many
+#: records (and at its first): a clock read per record would cost more than the rest of the
+#: assigner's work, and a watermark a few records late is one Flink's timer thread could emit too.
+WATERMARK_CHECK_EVERY = 16
+
+
+class _Stamp:
+    """Where a record-following clock (``RecordTimeClock.for_task``) reads the time of a timestamp
+    assigner: the timestamp of the record at which the assigner looks at the clock."""
+
+    __slots__ = ("timestamp",)
+
+    def __init__(self) -> None:
+        self.timestamp: int | None = None
+
+
 # How a task takes the records of one input (``_Task.push``).
 _SINK, _ASSIGN, _BROADCAST, _REBALANCE, _KEYED = range(5)
 
@@ -150,6 +169,18 @@ class _Task:
         self.watermark = MIN_TIMESTAMP
         self.instances: list[_Instance] = []
         self.max_ts: int | None = None
+        # Periodic watermarks of a timestamp assigner (``_periodic_watermark``): records until
+        # the next look at the clock (0: never), the clock, when the next watermark is due.
+        self._until_check = 0
+        self._next_emit: int | None = None
+        self._stamp = _Stamp()
+        self._wm_interval = runner.config.watermark_interval_ms
+        self._wm_clock = runner.config.clock
+        if isinstance(node, TimestampNode) and not node.per_element and self._wm_interval > 0:
+            self._until_check = 1
+            for_task = getattr(self._wm_clock, "for_task", None)
+            if for_task is not None:  # a clock that follows the records (RecordTimeClock)
+                self._wm_clock = for_task(self._stamp)
         self._next_instance = 0
         self._batch = runner.config.mode is RuntimeMode.BATCH
         # How ``push`` takes each input's records and, per keyed input, ``(key selector, its
@@ -436,14 +467,37 @@ class _Task:
             ts = self._guard("timestamp assigner", None, value, node.extract, value, ts)
         for _tag, task, index in self.down:
             task.push(index, value, ts)
-        if ts is not None and node.out_of_orderness_ms is not None:
-            if self.max_ts is None or ts > self.max_ts:
-                self.max_ts = ts
-                wm = ts - node.out_of_orderness_ms - 1
-                if wm > self.watermark:
-                    self.watermark = wm
-                    for _tag, task, index in self.down:
-                        task.on_watermark(index, wm)
+        if ts is not None and (self.max_ts is None or ts > self.max_ts):
+            self.max_ts = ts
+            if node.per_element:
+                self._emit_watermark()
+        if self._until_check:
+            self._until_check -= 1
+            if not self._until_check:
+                self._periodic_watermark(ts)
+
+    def _periodic_watermark(self, ts: int | None) -> None:
+        """Flink's periodic emission: the first check starts the interval; a check that finds it
+        passed emits the watermark and starts the next one (``now + interval``)."""
+        self._until_check = WATERMARK_CHECK_EVERY
+        self._stamp.timestamp = ts
+        now = self._wm_clock()
+        if self._next_emit is None:
+            self._next_emit = now + self._wm_interval
+        elif now >= self._next_emit:
+            self._next_emit = now + self._wm_interval
+            self._emit_watermark()
+
+    def _emit_watermark(self) -> None:
+        node = self.node
+        assert isinstance(node, TimestampNode)
+        if self.max_ts is None or node.out_of_orderness_ms is None:
+            return
+        wm = self.max_ts - node.out_of_orderness_ms - 1
+        if wm > self.watermark:
+            self.watermark = wm
+            for _tag, task, index in self.down:
+                task.on_watermark(index, wm)
 
     def on_watermark(self, input_index: int, wm: int) -> None:
         if isinstance(self.node, SinkNode):

@@ -83,10 +83,16 @@ class OperatorNode(Node):
 @attrs.define(eq=False)
 class TimestampNode(Node):
     """Assigns timestamps and emits watermarks: ``watermark = max_timestamp - delay - 1``;
-    ``out_of_orderness_ms is None`` means no watermarks until the end of input."""
+    ``out_of_orderness_ms is None`` means no watermarks until the end of input.
+
+    As in Flink, the watermark is emitted periodically, every ``LocalConfig.watermark_interval_ms``
+    of processing time (the job's clock; 0: none before the end of input), so a small bounded
+    input sees no watermark before its end. ``per_element`` emits it after every record instead
+    (Flink's ``PerElementWatermarkGenerator``)."""
 
     extract: Callable[[Any, int | None], int | None] | None = None
     out_of_orderness_ms: int | None = 0
+    per_element: bool = False
 
 
 @attrs.define(eq=False)

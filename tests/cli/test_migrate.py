@@ -344,3 +344,21 @@ def test_every_method_in_the_table_is_unsupported_or_a_no_op(method: str) -> Non
             expected = (NotImplementedError, f"{method}.* is not supported by fs-compat")
         with pytest.raises(expected[0], match=expected[1]):
             bound(*[object()] * len(required))
+
+
+def test_mock_patch_targets_are_ported_like_imports() -> None:
+    source = (
+        "from unittest.mock import patch\n"
+        "import unittest.mock\n"
+        "with patch('pyflink.common.time.get_gateway', side_effect=AssertionError()):\n"
+        "    pass\n"
+        'with unittest.mock.patch("bytewax.testing.run_main"):\n'
+        "    pass\n"
+        "patch('os.getcwd')\n"
+        "print('pyflink.common')\n"
+    )
+    code = migrate_source(source).code
+    assert "patch('fs_compat.common.time.get_gateway', side_effect=AssertionError())" in code
+    assert 'unittest.mock.patch("fs_compat.bytewax.testing.run_main")' in code
+    assert "patch('os.getcwd')" in code
+    assert "print('pyflink.common')" in code  # only patch targets name a module
