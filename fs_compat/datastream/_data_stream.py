@@ -34,6 +34,7 @@ from fs_compat.runtime import (
 
 from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
 from ._checkpointing import CheckpointConfig, CheckpointingMode
+from ._errors import job_failure
 from ._format import value_text
 from ._functions import (
     BroadcastProcessFunction,
@@ -1326,9 +1327,10 @@ class StreamExecutionEnvironment:
             summary = run_plan(
                 sinks, self._runtime_config(), target=target, spark=self._spark, job_name=job_name
             )
-        except BaseException:
+        except BaseException as exc:
             for writer in writers:
                 writer.abort()
+            job_failure(exc)  # also a Py4JJavaError, as PyFlink's execute() raises it
             raise
         for writer in writers:
             writer.finish()
@@ -1452,5 +1454,9 @@ class StreamExecutionEnvironment:
         from fs_compat.spark import await_query
 
         for query in queries:
-            await_query(query)  # a failed query raises the user's error (StepError ...)
+            try:
+                await_query(query)  # a failed query raises the user's error (StepError ...)
+            except BaseException as exc:
+                job_failure(exc)
+                raise
         return JobExecutionResult(job_name)
