@@ -3,10 +3,10 @@
 Bytewax runs the steps of a batch of items in the order they were added to the flow, so with the
 whole input in one batch each printing step prints all its lines, step after step in the flow's
 order (``("a", 2)``, ``("b", 4)``, then ``order.i: ...`` twice, then ``order.d: ...`` twice for
-``_flow``, checked on Bytewax 0.21.1). On Spark the inspectors and sinks are called on the driver
-after the job in that order. In-process, a batch goes depth-first from the source: when a step's
-branches print, their lines may come in another order than Bytewax's (migration_guide/bytewax.md,
-"Differences on Spark" and "In-process order")."""
+``_flow``; with one item per batch, the same item by item: both checked on Bytewax 0.21.1).
+In-process the steps of a batch run in that order too (``BatchedRunner``). On Spark the inspectors
+and sinks are called on the driver after the job, step after step in that order, as if the whole
+input were one batch (migration_guide/bytewax.md, "Differences on Spark")."""
 
 from __future__ import annotations
 
@@ -41,17 +41,26 @@ def _printed(capsys: pytest.CaptureFixture[str]) -> list[str]:
     return [line for line in capsys.readouterr().out.splitlines() if not line.startswith("Spark UI")]
 
 
-def test_in_process_a_batch_goes_depth_first_from_the_source(capsys: pytest.CaptureFixture[str]) -> None:
+def test_in_process_each_batch_passes_the_steps_in_the_flows_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     run_main(_flow(1), _target="local")
-    # Bytewax 0.21.1: ('a', 2), order.i: ('a', 1), order.d: ('a', 2), then the same for b.
+    # As Bytewax 0.21.1 prints it: item by item (one per batch), the steps in the flow's order.
     assert _printed(capsys) == [
         "('a', 2)",
-        "order.d: ('a', 2)",
         "order.i: ('a', 1)",
+        "order.d: ('a', 2)",
         "('b', 4)",
-        "order.d: ('b', 4)",
         "order.i: ('b', 2)",
+        "order.d: ('b', 4)",
     ]
+
+
+def test_in_process_with_the_whole_input_in_one_batch_it_is_step_after_step(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_main(_flow(2), _target="local")
+    assert _printed(capsys) == ONE_BATCH
 
 
 @pytest.mark.spark
