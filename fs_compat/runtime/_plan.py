@@ -20,7 +20,7 @@ class Edge:
     """How records of ``source`` reach a step: its main output or one side output, keyed by
     ``key_selector`` (hash-partitioned to the step's subtasks), broadcast to all of them, or
     sent where ``partitioner`` says (``partitioner(record, p)``: the subtask among the step's
-    ``p``, PyFlink's ``partition_custom``; see ``route_custom``)."""
+    ``p``: a front end's custom partitioning; see ``route_custom``)."""
 
     source: Node
     side_tag: str | None = None
