@@ -123,7 +123,6 @@ METHOD_ADVICE: Mapping[str, tuple[str, str]] = {
         "StreamExecutionEnvironment.set_default_savepoint_directory",
         "not defined: a Spark streaming query resumes from its checkpointLocation",
     ),
-    "partition_custom": ("DataStream.partition_custom", "use key_by(...) to co-locate records by key"),
     "get_execution_plan": (
         "StreamExecutionEnvironment.get_execution_plan",
         "there is no JVM job graph: ds.to_dataframe().explain() shows Spark's plan",

@@ -36,6 +36,7 @@ from fs_compat.runtime import (
 
 from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
 from ._checkpointing import CheckpointConfig, CheckpointingMode
+from ._errors import job_failure
 from ._format import value_text
 from ._functions import (
     BroadcastProcessFunction,
@@ -49,6 +50,7 @@ from ._functions import (
     KeyedProcessFunction,
     KeySelector,
     MapFunction,
+    Partitioner,
     ProcessFunction,
     ReduceFunction,
     SinkFunction,
@@ -123,6 +125,18 @@ def _key_fn(key_selector: Any) -> Callable[[Any], Any]:
     raise TypeError("Parameter key_selector should be type of KeySelector or a callable function!")
 
 
+class _CustomPartition:
+    """``partition_custom``'s routing (``Edge.partitioner``): the partition ``_fn`` (the
+    partitioner, which errors name) picks for the key ``get_key`` gives a value, among ``n``."""
+
+    def __init__(self, partition: Callable[[Any, int], int], get_key: Callable[[Any], Any]) -> None:
+        self._fn = partition
+        self._get_key = get_key
+
+    def __call__(self, value: Any, n: int) -> int:
+        return self._fn(self._get_key(value), n)
+
+
 def _element(conform: Callable[[Any], Any], index: int, value: Any) -> Any:
     """Element ``index`` of a ``from_collection`` as its declared type makes it; one that does not
     fit is a DeclaredTypeError naming the source step, the element and the type."""
@@ -188,10 +202,12 @@ class DataStream(Generic[T]):
         self._output_type = output_type
         self._side_tag = side_tag
         self._slot_sharing_group: str | SlotSharingGroup | None = None
+        #: ``partition_custom``'s routing of this stream's values to the next step's instances.
+        self._partitioner: _CustomPartition | None = None
 
     # Plumbing.
     def _edge(self) -> Edge:
-        return Edge(self._node, side_tag=self._side_tag)
+        return Edge(self._node, side_tag=self._side_tag, partitioner=self._partitioner)
 
     def _keyed(self) -> bool:
         return False
@@ -311,10 +327,39 @@ class DataStream(Generic[T]):
         return self
 
     def partition_custom(
-        self, partitioner: object, key_selector: KeySelector[T, Any] | Callable[[T], Any]
+        self,
+        partitioner: Partitioner[K2] | Callable[[K2, int], int],
+        key_selector: KeySelector[T, K2] | Callable[[T], K2],
     ) -> DataStream[T]:
-        """Not supported (raises NotImplementedError): use ``key_by`` to co-locate records by key."""
-        raise _unsupported("DataStream.partition_custom", "use key_by(...) to co-locate records by key")
+        """This stream with each value sent to the parallel instance of the next step that
+        ``partitioner`` (a Partitioner or a callable) picks for the value's key (what
+        ``key_selector`` gives): ``partition(key, num_partitions)``, where ``num_partitions`` is
+        the next step's parallelism, returns an index in ``[0, num_partitions)``. As in Flink,
+        the stream is not keyed (no keyed state), and a step that keys it again (``key_by``)
+        partitions by its own key.
+
+        >>> env = StreamExecutionEnvironment.get_execution_environment()
+        >>> class Where(MapFunction):
+        ...     def open(self, runtime_context):
+        ...         self.index = runtime_context.get_index_of_this_subtask()
+        ...
+        ...     def map(self, value):
+        ...         return value, self.index
+        >>> ds = env.from_collection([1, 2, 3, 4]).partition_custom(lambda key, n: key % n, lambda v: v)
+        >>> sorted(ds.map(Where()).set_parallelism(2).execute_and_collect(limit=4))
+        [(1, 1), (2, 0), (3, 1), (4, 0)]
+        """
+        if isinstance(partitioner, Partitioner):
+            partition: Callable[[Any, int], int] = partitioner.partition
+        elif callable(partitioner):
+            partition = partitioner
+        else:
+            raise TypeError("Parameter partitioner should be type of Partitioner or a callable function.")
+        if not isinstance(key_selector, KeySelector) and not callable(key_selector):
+            raise TypeError("Parameter key_selector should be type of KeySelector or a callable function.")
+        stream: DataStream[T] = DataStream(self._env, self._node, self._output_type, self._side_tag)
+        stream._partitioner = _CustomPartition(partition, _key_fn(key_selector))
+        return stream
 
     @overload
     def map(
@@ -1298,9 +1343,10 @@ class StreamExecutionEnvironment:
             summary = run_plan(
                 sinks, self._runtime_config(), target=target, spark=self._spark, job_name=job_name
             )
-        except BaseException:
+        except BaseException as exc:
             for writer in writers:
                 writer.abort()
+            job_failure(exc)  # also a Py4JJavaError, as PyFlink's execute() raises it
             raise
         for writer in writers:
             writer.finish()
@@ -1424,5 +1470,9 @@ class StreamExecutionEnvironment:
         from fs_compat.spark import await_query
 
         for query in queries:
-            await_query(query)  # a failed query raises the user's error (StepError ...)
+            try:
+                await_query(query)  # a failed query raises the user's error (StepError ...)
+            except BaseException as exc:
+                job_failure(exc)
+                raise
         return JobExecutionResult(job_name)

@@ -60,6 +60,27 @@ def route_key(
     return key, kb, kg
 
 
+def route_custom(step: str, partitioner: Callable[[Any, int], int], value: Any, p: int) -> int:
+    """The subtask (``0 <= i < p``) of ``value`` on a custom-partitioned edge into ``step``
+    (``Edge.partitioner``). A failing partitioner, or one returning anything but an ``int`` in
+    that range, is a StepError naming the step, the record and the partitioner (Flink fails the
+    job on an index out of range too)."""
+    try:
+        index = partitioner(value, p)
+    except Exception as exc:
+        raise StepError(
+            f"step '{step}': the custom partitioner raised {type(exc).__name__}: {exc} (record {value!r}); "
+            f"partitioner: {describe_callable(partitioner)}"
+        ) from exc
+    if type(index) is not int or not 0 <= index < p:  # bool is no index either
+        raise StepError(
+            f"step '{step}': the custom partitioner returned {index!r} for record {value!r}, not a "
+            f"partition index in [0, {p}) ({p} parallel instances); partitioner: "
+            f"{describe_callable(partitioner)}"
+        )
+    return index
+
+
 class _NoKeyError(Exception):
     """A key selector returned None (``route_key`` reports it)."""
 
@@ -153,7 +174,7 @@ class _Stamp:
 
 
 # How a task takes the records of one input (``_Task.push``).
-_SINK, _ASSIGN, _BROADCAST, _REBALANCE, _KEYED = range(5)
+_SINK, _ASSIGN, _BROADCAST, _REBALANCE, _KEYED, _CUSTOM = range(6)
 
 
 class _Task:
@@ -197,6 +218,8 @@ class _Task:
                 route = _ASSIGN
             elif edge.broadcast:
                 route = _BROADCAST
+            elif edge.partitioner is not None:
+                route = _CUSTOM
             elif edge.key_selector is None:
                 route = _REBALANCE
             else:
@@ -212,6 +235,9 @@ class _Task:
         self._sink: Callable[[Any], None] | None = None
         self._counter: list[int] | None = None
         self._only: _Instance | None = None
+        #: Whether this task runs only some of the node's subtasks (an engine's task), whose
+        #: records the engine has routed already: a custom partitioner is not called again.
+        self._routed = False
 
     # Set-up.
     def start(self, subtasks: Sequence[int] | None = None) -> None:
@@ -226,6 +252,7 @@ class _Task:
             return
         assert node.operator_factory is not None
         p = node.parallelism or cfg.parallelism
+        self._routed = subtasks is not None
         for index in range(p) if subtasks is None else subtasks:
             backend = (
                 KeyedStateBackend(
@@ -283,6 +310,14 @@ class _Task:
         elif route == _BROADCAST:
             for inst in self.instances:
                 self._deliver(inst, input_index, value, ts, None)
+        elif route == _CUSTOM:
+            inst = self._only
+            if not self._routed:
+                partitioner = self.node.inputs[input_index].partitioner
+                assert partitioner is not None
+                inst = self.instances[route_custom(self.node.name, partitioner, value, len(self.instances))]
+            assert inst is not None
+            self._deliver(inst, input_index, value, ts, None)
         else:  # a non-keyed input is spread round-robin over the instances (Flink's rebalance)
             index = self._next_instance
             self._next_instance = (index + 1) % len(self.instances)

@@ -18,13 +18,21 @@ _ids = itertools.count(1)
 @attrs.define(eq=False)
 class Edge:
     """How records of ``source`` reach a step: its main output or one side output, keyed by
-    ``key_selector`` (hash-partitioned to the step's subtasks) or broadcast to all of them."""
+    ``key_selector`` (hash-partitioned to the step's subtasks), broadcast to all of them, or
+    sent where ``partitioner`` says (``partitioner(record, p)``: the subtask among the step's
+    ``p``: a front end's custom partitioning; see ``route_custom``)."""
 
     source: Node
     side_tag: str | None = None
     key_selector: Callable[[Any], Any] | None = None
     key_codec: Codec[Any] | None = None
     broadcast: bool = False
+    partitioner: Callable[[Any, int], int] | None = None
+
+    @property
+    def plain(self) -> bool:
+        """Neither keyed, broadcast nor custom-partitioned: a forward or rebalance edge."""
+        return self.key_selector is None and not self.broadcast and self.partitioner is None
 
 
 @attrs.define(eq=False)
