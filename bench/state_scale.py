@@ -337,11 +337,17 @@ def blob_sizes(spark: Any, checkpoint: str) -> tuple[int, int, int]:
     committed version, read with Spark's ``statestore`` data source."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    # The key-group rows: the ValueState "kg" of the keyed step's transformWithState operator.
+    # The key-group rows: the ValueState "kg" of the keyed step's transformWithState operator
+    # (header: timers, watermarks), and the MapState "kb" of their keys' buckets.
     rows = spark.read.format("statestore").option("stateVarName", "kg").load(checkpoint)
     blob = F.length(F.col("value.blob"))
     n, total, largest = rows.agg(F.count("*"), F.sum(blob), F.max(blob)).collect()[0]
-    return int(n), int(total or 0), int(largest or 0)
+    buckets = spark.read.format("statestore").option("stateVarName", "kb").load(checkpoint)
+    column = "user_map_value.blob" if "user_map_value" in buckets.columns else "value.blob"
+    b_n, b_total, b_largest = buckets.agg(
+        F.count("*"), F.sum(F.length(F.col(column))), F.max(F.length(F.col(column)))
+    ).collect()[0]
+    return int(n) + int(b_n), int(total or 0) + int(b_total or 0), max(int(largest or 0), int(b_largest or 0))
 
 
 def group_cost(kind: str, size: int) -> str:
@@ -393,7 +399,8 @@ def state_figures(spark: Any, query: Any, checkpoint: str, keys: int) -> None:
     disk, versions = folder_bytes(os.path.join(checkpoint, "state"))
     on_disk = sum(disk.values())
     print(
-        f"  state rows (key groups): {rows} (numRowsTotal {op['numRowsTotal']}); largest blob {largest:,} B",
+        f"  state rows (key-group headers and buckets): {rows} (numRowsTotal {op['numRowsTotal']}); "
+        f"largest blob {largest:,} B",
         flush=True,
     )
     print(f"  bytes per key, logical (sum of our blobs / keys):      {logical / keys:8.1f}  ({logical:,} B)")

@@ -26,12 +26,44 @@ CONNECT_ENV = "FS_COMPAT_TEST_CONNECT"
 CONNECT_UI_ENV = "FS_COMPAT_TEST_CONNECT_UI"
 
 
+#: ``FS_COMPAT_TEST_STREAMING_ALL=1``: every ``spark-streaming`` case runs, not only the slice's.
+STREAMING_ALL_ENV = "FS_COMPAT_TEST_STREAMING_ALL"
+
+
+def _streaming_case(item: pytest.Item) -> bool:
+    """Whether ``item`` is the ``spark-streaming`` case of a target fixture (beside ``local`` and
+    ``spark``). A streaming query costs seconds, so only tests marked
+    ``@pytest.mark.streaming_target`` keep it (the named slice, README "Test targets"); the
+    others' ``spark-streaming`` cases are deselected (``_streaming_kept``)."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return False
+    return any(
+        v == "spark-streaming" or (isinstance(v, tuple) and "spark-streaming" in v)
+        for v in callspec.params.values()
+    )
+
+
+def _streaming_kept(item: pytest.Item, connect: bool) -> bool:
+    """Whether the spark-streaming case ``item`` runs: marked ``streaming_target``; over Spark
+    Connect only with ``streaming_target(connect=True)`` (the classic run covers the slice)."""
+    if os.environ.get(STREAMING_ALL_ENV) == "1":
+        return True
+    marker = item.get_closest_marker("streaming_target")
+    return marker is not None and (not connect or bool(marker.kwargs.get("connect")))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``@pytest.mark.in_process(reason)``: a test that can only pass in-process (recovery,
     side effects on the test's own objects, ...). With ``FS_COMPAT_TARGET=spark`` or
     ``spark-streaming`` (``run_main`` on Spark) it is skipped as "in-process only: <reason>";
     otherwise the marker does nothing."""
     spark = os.environ.get("FS_COMPAT_TARGET") in ("spark", "spark-streaming")
+    connect = os.environ.get(CONNECT_ENV, "") not in ("", "0")
+    dropped = [i for i in items if _streaming_case(i) and not _streaming_kept(i, connect)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [i for i in items if i not in dropped]
     for item in items:
         marker = item.get_closest_marker("in_process")
         if marker is None:

@@ -477,8 +477,15 @@ def run_main(
         if not found:
             raise
         raise BytewaxRuntimeError(found[-1].strip()) from exc
-    for tap in taps:
-        tap.call()
-    for writer in writers:
-        writer.write(_spark_for(upstream))
+    # The inspect and output steps print (or write) in the order they were added to the flow, as
+    # Bytewax runs the steps of a batch of items; each step's items are all the job's, in order.
+    position = {node.id: index for index, node in enumerate(plan.nodes)}
+    finish: list[tuple[int, Callable[[], None]]] = [(position[tap.node.id], tap.call) for tap in taps]
+    spark = _spark_for(upstream)
+    finish += [
+        (position[sink.id], functools.partial(writer.write, spark))
+        for sink, writer in zip(sinks, writers, strict=True)
+    ]
+    for _, done in sorted(finish, key=lambda entry: entry[0]):
+        done()
     publish(attrs.evolve(summary, job_name=flow.flow_id))  # fs-compat run prints it

@@ -234,6 +234,8 @@ class StatefulBatchOperator(Operator):
     the restored timers hold.
     """
 
+    keyed_state_by_current_key = True
+
     #: ``on_checkpoint`` snapshots only the keys touched since the last checkpoint.
     idle_checkpoint_is_noop = True
 

@@ -123,7 +123,6 @@ METHOD_ADVICE: Mapping[str, tuple[str, str]] = {
         "StreamExecutionEnvironment.set_default_savepoint_directory",
         "not defined: a Spark streaming query resumes from its checkpointLocation",
     ),
-    "partition_custom": ("DataStream.partition_custom", "use key_by(...) to co-locate records by key"),
     "get_execution_plan": (
         "StreamExecutionEnvironment.get_execution_plan",
         "there is no JVM job graph: ds.to_dataframe().explain() shows Spark's plan",
@@ -488,6 +487,23 @@ class _Rewriter(cst.CSTTransformer):
             return updated_node
         new = _rename(get_full_name_for_node(updated_node.module) or "")
         return updated_node if new is None else updated_node.with_changes(module=_dotted(new))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:  # noqa: N802 - libcst's name
+        """``patch("pyflink.common.time.get_gateway")`` (``unittest.mock.patch`` and its spellings):
+        the target string names a module path, so it is ported as the imports are."""
+        name = get_full_name_for_node(updated_node.func) or ""
+        if name.rsplit(".", 1)[-1] != "patch" or not updated_node.args:
+            return updated_node
+        first = updated_node.args[0]
+        if first.keyword is not None or not isinstance(first.value, cst.SimpleString):
+            return updated_node
+        text = first.value.evaluated_value
+        new = _rename(text) if isinstance(text, str) else None
+        if new is None:
+            return updated_node
+        quote = first.value.quote
+        literal = first.value.with_changes(value=first.value.prefix + quote + new + quote)
+        return updated_node.with_changes(args=[first.with_changes(value=literal), *updated_node.args[1:]])
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:  # noqa: N802 - libcst's name
         value = updated_node.value

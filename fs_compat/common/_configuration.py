@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, overload
 
@@ -51,12 +52,18 @@ class Configuration:
     """
 
     def __init__(self, other: Configuration | None = None, j_configuration: Any = None) -> None:
+        self._data: dict[str, _Value]
+        if isinstance(j_configuration, JavaConfiguration):
+            # PyFlink's ``Configuration(j_configuration=get_j_env_configuration(...))``: a view
+            # whose settings go to the environment, as they go to the JVM's object in PyFlink.
+            self._data = j_configuration._store
+            return
         if j_configuration is not None:
             raise NotImplementedError(
                 "Configuration(j_configuration=...): fs_compat runs without a JVM; "
                 "use Configuration.from_dict or the set_* methods"
             )
-        self._data: dict[str, _Value] = dict(other._data) if other is not None else {}
+        self._data = dict(other._data) if other is not None else {}
 
     @classmethod
     def from_dict(cls, map: dict[str, str]) -> Configuration:
@@ -235,3 +242,99 @@ def _check_key(key: object) -> str:
     if not isinstance(key, str):
         raise TypeError(f"configuration keys must be str, got {type(key).__name__}: {key!r}")
     return key
+
+
+class _WriteThrough(dict[str, _Value]):
+    """A settings dict that reports every write (``Configuration`` stores into it directly)."""
+
+    def __init__(self, on_set: Callable[[str, str], None]) -> None:
+        super().__init__()
+        self._on_set = on_set
+
+    def __setitem__(self, key: str, value: _Value) -> None:
+        super().__setitem__(key, value)
+        self._on_set(key, _to_string(value))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy shipped with a job (to Spark's workers) is a plain dict: there is no environment
+        # to write to there.
+        return dict, (dict(self),)
+
+
+class JavaConfiguration:
+    """What PyFlink's ``get_j_env_configuration(env._j_stream_execution_environment)`` returns, without
+    a JVM: the environment's configuration with the Java method names PyFlink code calls on it
+    (``setString``, ``setInteger`` ...), and accepted by ``Configuration(j_configuration=...)``.
+    Every setting reaches the environment as ``env.configure`` would pass it; settings that only
+    tune Flink's JVM or its Python worker (``pekko.ask.timeout``, ``python.execution-mode``,
+    ``python.fn-execution.bundle.size``) are kept and have no effect.
+
+    >>> seen = {}
+    >>> conf = JavaConfiguration(lambda k, v: seen.update({k: v}))
+    >>> conf.setInteger("parallelism.default", 3)
+    >>> Configuration(j_configuration=conf).set_string("a.b", "x").get_integer("parallelism.default", 1)
+    3
+    >>> seen, conf.getString("a.b", None), conf.containsKey("c")
+    ({'parallelism.default': '3', 'a.b': 'x'}, 'x', False)
+    """
+
+    def __init__(self, on_set: Callable[[str, str], None]) -> None:
+        self._store = _WriteThrough(on_set)
+        self._view = Configuration(j_configuration=self)
+
+    def setString(self, key: str, value: str) -> None:  # noqa: N802 (Java's name)
+        self._view.set_string(key, value)
+
+    def setInteger(self, key: str, value: int) -> None:  # noqa: N802
+        self._view.set_integer(key, value)
+
+    def setLong(self, key: str, value: int) -> None:  # noqa: N802
+        self._view.set_integer(key, value)
+
+    def setBoolean(self, key: str, value: bool) -> None:  # noqa: N802
+        self._view.set_boolean(key, value)
+
+    def setFloat(self, key: str, value: float) -> None:  # noqa: N802
+        self._view.set_float(key, value)
+
+    def setDouble(self, key: str, value: float) -> None:  # noqa: N802
+        self._view.set_float(key, value)
+
+    def getString(self, key: str, default_value: str | None) -> str | None:  # noqa: N802
+        return self._view.get_string(key, default_value)
+
+    def getInteger(self, key: str, default_value: int) -> int:  # noqa: N802
+        return self._view.get_integer(key, default_value)
+
+    def getLong(self, key: str, default_value: int) -> int:  # noqa: N802
+        return self._view.get_integer(key, default_value)
+
+    def getBoolean(self, key: str, default_value: bool) -> bool:  # noqa: N802
+        return self._view.get_boolean(key, default_value)
+
+    def getFloat(self, key: str, default_value: float) -> float:  # noqa: N802
+        return self._view.get_float(key, default_value)
+
+    def getDouble(self, key: str, default_value: float) -> float:  # noqa: N802
+        return self._view.get_float(key, default_value)
+
+    def containsKey(self, key: str) -> bool:  # noqa: N802
+        return self._view.contains_key(key)
+
+    def removeConfig(self, key: str) -> bool:  # noqa: N802
+        return self._view.remove_config(key)
+
+    def keySet(self) -> set[str]:  # noqa: N802
+        return self._view.key_set()
+
+    def toMap(self) -> dict[str, str]:  # noqa: N802
+        return self._view.to_dict()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise NotImplementedError(
+            f"Configuration.{name} (the JVM's configuration object): fs_compat runs without a JVM; "
+            "use setString/setInteger/setLong/setBoolean/setFloat/setDouble, their getters, or "
+            "fs_compat.common.Configuration"
+        )

@@ -219,12 +219,40 @@ def _instance_of(cls: type | tuple[type, ...]) -> Conform:
     return instance
 
 
+_AS_IS = (BasicType.STRING, BasicType.BOOLEAN, BasicType.BIG_INT, BasicType.FLOAT, BasicType.DOUBLE)
+
+
+def _as_is(info: Any) -> tuple[type, int | None, int | None] | None:
+    """``(class, lo, hi)`` when a value of exactly that class (an ``int`` between ``lo`` and ``hi``
+    where given) fits ``info`` as it is, so ``_part(info)`` hands it back unchanged; else None."""
+    if not isinstance(info, BasicTypeInfo):
+        return None
+    basic_type = info._basic_type
+    bits = _BITS.get(basic_type)
+    if bits is not None:
+        return (int, -(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    if basic_type in (
+        BasicType.STRING,
+        BasicType.BOOLEAN,
+        BasicType.BIG_INT,
+        BasicType.FLOAT,
+        BasicType.DOUBLE,
+    ):
+        return (_BASIC_CLASS[basic_type], None, None)
+    return None
+
+
 def _fields(info: RowTypeInfo | TupleTypeInfo) -> Conform:
     types = info.get_field_types()
     parts = [_part(t) for t in types]
     width = len(parts)
     row_names = info.get_field_names() if isinstance(info, RowTypeInfo) else None
     labels = row_names or [f"f{i}" for i in range(width)]
+    # The hot path: every field of a basic type whose values of one class fit as they are.
+    as_is = [_as_is(t) for t in types]
+    simple: list[tuple[type, Any, Any]] | None = None
+    if all(a is not None for a in as_is):
+        simple = [a for a in as_is if a is not None]
 
     def fields(v: Any) -> Any:
         if v is None:
@@ -233,6 +261,14 @@ def _fields(info: RowTypeInfo | TupleTypeInfo) -> Conform:
             raise _misfit()
         if len(v) != width:
             raise _MisfitError(f"it has {width} fields, got {v!r}")
+        if simple is not None:
+            for x, (cls, lo, hi) in zip(v, simple):  # noqa: B905 - of the same width
+                if x is not None and (x.__class__ is not cls or (lo is not None and not lo <= x <= hi)):
+                    break
+            else:  # every field as it is: ``values`` below would equal ``v``'s
+                if row_names is None:
+                    return v if v.__class__ is tuple else tuple(v)
+                return v if isinstance(v, Row) else _create_row(row_names, list(v))
         values = list(v)
         for i, (part, x) in enumerate(zip(parts, values, strict=True)):
             if part is not None:

@@ -115,8 +115,12 @@ class ExecutionConfig:
         return self._snapshot_compression
 
     def set_auto_watermark_interval(self, interval: int) -> ExecutionConfig:
-        """Accepted and kept: in-process, a watermark follows every record."""
-        # In-process, a watermark follows every record: deterministic, and never later than Flink's.
+        """How often (ms of processing time) timestamp assigners emit their watermark, as in
+        Flink; 0: no watermark before the end of input. A small bounded input, handled in less
+        than one interval, sees its first watermark at its end. For a watermark after every
+        record use ``WatermarkStrategy.with_per_element_watermarks()`` (fs-compat extension)."""
+        if interval < 0:
+            raise ValueError(f"Auto watermark interval must not be negative, got {interval}")
         self._auto_watermark_interval = interval
         return self
 

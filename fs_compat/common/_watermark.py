@@ -49,7 +49,7 @@ class WatermarkStrategy:
     True
     """
 
-    __slots__ = ("_alignment", "_assigner", "_idle_timeout_ms", "_max_out_of_orderness_ms")
+    __slots__ = ("_alignment", "_assigner", "_idle_timeout_ms", "_max_out_of_orderness_ms", "_per_element")
 
     def __init__(
         self,
@@ -57,11 +57,13 @@ class WatermarkStrategy:
         timestamp_assigner: _Assigner | None = None,
         idle_timeout_ms: int | None = None,
         alignment: tuple[str, int, int | None] | None = None,
+        per_element: bool = False,
     ) -> None:
         self._max_out_of_orderness_ms = max_out_of_orderness_ms
         self._assigner = timestamp_assigner
         self._idle_timeout_ms = idle_timeout_ms
         self._alignment = alignment
+        self._per_element = per_element
 
     @staticmethod
     def for_monotonous_timestamps() -> WatermarkStrategy:
@@ -87,6 +89,7 @@ class WatermarkStrategy:
             "timestamp_assigner": self._assigner,
             "idle_timeout_ms": self._idle_timeout_ms,
             "alignment": self._alignment,
+            "per_element": self._per_element,
         }
         fields.update(changes)
         return WatermarkStrategy(**fields)
@@ -115,6 +118,22 @@ class WatermarkStrategy:
         drift = _duration_ms("max_allowed_watermark_drift", max_allowed_watermark_drift)
         interval = None if update_interval is None else _duration_ms("update_interval", update_interval)
         return self._copy(alignment=(watermark_group, drift, interval))
+
+    def with_per_element_watermarks(self) -> WatermarkStrategy:
+        """fs-compat extension: a new strategy that emits its watermark after every element whose
+        timestamp is the largest so far (Flink's ``PerElementWatermarkGenerator``, which PyFlink's
+        own tests build through the JVM), instead of every ``auto_watermark_interval`` of
+        processing time. Results then no longer depend on how fast records arrive.
+
+        >>> WatermarkStrategy.for_monotonous_timestamps().with_per_element_watermarks().per_element
+        True
+        """
+        return self._copy(per_element=True)
+
+    @property
+    def per_element(self) -> bool:
+        """True when a watermark follows every element (``with_per_element_watermarks``)."""
+        return self._per_element
 
     @property
     def max_out_of_orderness_ms(self) -> int | None:
@@ -150,4 +169,6 @@ class WatermarkStrategy:
             base += f".with_timestamp_assigner({self._assigner!r})"
         if self._idle_timeout_ms is not None:
             base += f".with_idleness(Duration.of_millis({self._idle_timeout_ms}))"
+        if self._per_element:
+            base += ".with_per_element_watermarks()"
         return base

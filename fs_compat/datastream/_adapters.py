@@ -83,6 +83,8 @@ class FunctionOperator(Operator):
     declared output type, ``fs_compat.common.internal.conformer``) unless of class ``shape``
     (its hot path: they are kept as they are)."""
 
+    keyed_state_by_current_key = True
+
     def __init__(
         self,
         fn: Any,
@@ -153,6 +155,8 @@ _REDUCE_SPEC = StateSpec("_reduce_state", StateKind.VALUE, PickleCodec())
 class ReduceOperator(Operator):
     """KeyedStream.reduce: a rolling value per key. STREAMING emits every rolling value; BATCH
     emits once per key, from a timer at the end of time (Flink's implementation)."""
+
+    keyed_state_by_current_key = True
 
     def __init__(self, reduce: Callable[[Any, Any], Any], fn: Any, batch: bool, conform: Any = None) -> None:
         self.reduce = reduce

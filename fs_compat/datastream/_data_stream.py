@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
 import attrs
 from typing_extensions import TypeVar
 
+from fs_compat.common._configuration import JavaConfiguration
 from fs_compat.common._job import ExecutionConfig, JobExecutionResult
 from fs_compat.common.internal import DeclaredTypeError, conformer, exact_class
 from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, spark_dataframe
+from fs_compat.java_gateway import JavaObjectStandIn
 from fs_compat.runtime import (
     Edge,
     ExternalSourceNode,
@@ -34,6 +36,7 @@ from fs_compat.runtime import (
 
 from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
 from ._checkpointing import CheckpointConfig, CheckpointingMode
+from ._errors import job_failure
 from ._format import value_text
 from ._functions import (
     BroadcastProcessFunction,
@@ -47,6 +50,7 @@ from ._functions import (
     KeyedProcessFunction,
     KeySelector,
     MapFunction,
+    Partitioner,
     ProcessFunction,
     ReduceFunction,
     SinkFunction,
@@ -121,6 +125,18 @@ def _key_fn(key_selector: Any) -> Callable[[Any], Any]:
     raise TypeError("Parameter key_selector should be type of KeySelector or a callable function!")
 
 
+class _CustomPartition:
+    """``partition_custom``'s routing (``Edge.partitioner``): the partition ``_fn`` (the
+    partitioner, which errors name) picks for the key ``get_key`` gives a value, among ``n``."""
+
+    def __init__(self, partition: Callable[[Any, int], int], get_key: Callable[[Any], Any]) -> None:
+        self._fn = partition
+        self._get_key = get_key
+
+    def __call__(self, value: Any, n: int) -> int:
+        return self._fn(self._get_key(value), n)
+
+
 def _element(conform: Callable[[Any], Any], index: int, value: Any) -> Any:
     """Element ``index`` of a ``from_collection`` as its declared type makes it; one that does not
     fit is a DeclaredTypeError naming the source step, the element and the type."""
@@ -186,10 +202,12 @@ class DataStream(Generic[T]):
         self._output_type = output_type
         self._side_tag = side_tag
         self._slot_sharing_group: str | SlotSharingGroup | None = None
+        #: ``partition_custom``'s routing of this stream's values to the next step's instances.
+        self._partitioner: _CustomPartition | None = None
 
     # Plumbing.
     def _edge(self) -> Edge:
-        return Edge(self._node, side_tag=self._side_tag)
+        return Edge(self._node, side_tag=self._side_tag, partitioner=self._partitioner)
 
     def _keyed(self) -> bool:
         return False
@@ -309,10 +327,39 @@ class DataStream(Generic[T]):
         return self
 
     def partition_custom(
-        self, partitioner: object, key_selector: KeySelector[T, Any] | Callable[[T], Any]
+        self,
+        partitioner: Partitioner[K2] | Callable[[K2, int], int],
+        key_selector: KeySelector[T, K2] | Callable[[T], K2],
     ) -> DataStream[T]:
-        """Not supported (raises NotImplementedError): use ``key_by`` to co-locate records by key."""
-        raise _unsupported("DataStream.partition_custom", "use key_by(...) to co-locate records by key")
+        """This stream with each value sent to the parallel instance of the next step that
+        ``partitioner`` (a Partitioner or a callable) picks for the value's key (what
+        ``key_selector`` gives): ``partition(key, num_partitions)``, where ``num_partitions`` is
+        the next step's parallelism, returns an index in ``[0, num_partitions)``. As in Flink,
+        the stream is not keyed (no keyed state), and a step that keys it again (``key_by``)
+        partitions by its own key.
+
+        >>> env = StreamExecutionEnvironment.get_execution_environment()
+        >>> class Where(MapFunction):
+        ...     def open(self, runtime_context):
+        ...         self.index = runtime_context.get_index_of_this_subtask()
+        ...
+        ...     def map(self, value):
+        ...         return value, self.index
+        >>> ds = env.from_collection([1, 2, 3, 4]).partition_custom(lambda key, n: key % n, lambda v: v)
+        >>> sorted(ds.map(Where()).set_parallelism(2).execute_and_collect(limit=4))
+        [(1, 1), (2, 0), (3, 1), (4, 0)]
+        """
+        if isinstance(partitioner, Partitioner):
+            partition: Callable[[Any, int], int] = partitioner.partition
+        elif callable(partitioner):
+            partition = partitioner
+        else:
+            raise TypeError("Parameter partitioner should be type of Partitioner or a callable function.")
+        if not isinstance(key_selector, KeySelector) and not callable(key_selector):
+            raise TypeError("Parameter key_selector should be type of KeySelector or a callable function.")
+        stream: DataStream[T] = DataStream(self._env, self._node, self._output_type, self._side_tag)
+        stream._partitioner = _CustomPartition(partition, _key_fn(key_selector))
+        return stream
 
     @overload
     def map(
@@ -392,8 +439,9 @@ class DataStream(Generic[T]):
         return KeyedStream(self, _key_fn(key_selector), key_type)
 
     def union(self, *streams: DataStream[T]) -> DataStream[T]:
-        """The values of this stream and of ``streams``, in one stream."""
-        edges = [self._edge(), *(s._edge() for s in streams)]
+        """The values of this stream and of ``streams``, in one stream. The union of keyed
+        streams is a plain stream, as in PyFlink: its records no longer travel by key."""
+        edges = [attrs.evolve(s._edge(), key_selector=None, key_codec=None) for s in (self, *streams)]
 
         def factory() -> FunctionOperator:
             return FunctionOperator(None, _h_identity)
@@ -441,6 +489,7 @@ class DataStream(Generic[T]):
             [self._edge()],
             extract=watermark_strategy.extract_timestamp,
             out_of_orderness_ms=watermark_strategy.max_out_of_orderness_ms,
+            per_element=watermark_strategy.per_element,
         )
         return DataStream(self._env, node, self._output_type)
 
@@ -1064,11 +1113,22 @@ class StreamExecutionEnvironment:
         self._checkpoint_config = CheckpointConfig()
         #: Connector sinks by their SinkNode's id: the sink, its bounded writer, its input stream.
         self._connector_sinks: dict[int, tuple[Any, SinkWriter, DataStream[Any]]] = {}
+        self._j_env: JavaObjectStandIn | None = None
         defaults = job_defaults()
         if defaults:
             self._apply(defaults)
         if configuration is not None:
             self.configure(configuration)
+
+    @property
+    def _j_stream_execution_environment(self) -> JavaObjectStandIn:
+        """PyFlink's handle on the JVM's environment. Here it serves
+        ``fs_compat.util.java_utils.get_j_env_configuration`` (the environment's configuration,
+        written through to it); Java methods on it raise ``NotImplementedError`` naming the JVM."""
+        if self._j_env is None:
+            conf = JavaConfiguration(lambda key, value: self._apply({key: value}))
+            self._j_env = JavaObjectStandIn("StreamExecutionEnvironment", _fs_compat_configuration=conf)
+        return self._j_env
 
     @staticmethod
     def get_execution_environment(configuration: Configuration | None = None) -> StreamExecutionEnvironment:
@@ -1258,6 +1318,7 @@ class StreamExecutionEnvironment:
             max_parallelism=self._max_parallelism,
             clock=self._clock or system_clock,
             job_parameters=self._config.get_global_job_parameters(),
+            watermark_interval_ms=self._config.get_auto_watermark_interval(),
         )
 
     def _spark(self) -> Any:
@@ -1282,9 +1343,10 @@ class StreamExecutionEnvironment:
             summary = run_plan(
                 sinks, self._runtime_config(), target=target, spark=self._spark, job_name=job_name
             )
-        except BaseException:
+        except BaseException as exc:
             for writer in writers:
                 writer.abort()
+            job_failure(exc)  # also a Py4JJavaError, as PyFlink's execute() raises it
             raise
         for writer in writers:
             writer.finish()
@@ -1408,5 +1470,9 @@ class StreamExecutionEnvironment:
         from fs_compat.spark import await_query
 
         for query in queries:
-            await_query(query)  # a failed query raises the user's error (StepError ...)
+            try:
+                await_query(query)  # a failed query raises the user's error (StepError ...)
+            except BaseException as exc:
+                job_failure(exc)
+                raise
         return JobExecutionResult(job_name)

@@ -216,8 +216,8 @@ class SourceFunction(Function):
 
 
 class Partitioner(Function, Generic[K]):
-    """Picks the partition of a key (``DataStream.partition_custom``, which is not supported:
-    ``key_by`` co-locates records by key)."""
+    """Picks the partition of a key: ``DataStream.partition_custom(partitioner, key_selector)``
+    sends each value to the parallel instance of the next step that ``partition`` returns."""
 
     @abc.abstractmethod
     def partition(self, key: K, num_partitions: int) -> int:

@@ -184,6 +184,14 @@ class StateTtlConfig:
         OnReadAndWrite = 2
         """As OnCreateAndWrite, and also on every read."""
 
+        def _to_proto(self) -> int:
+            """The value of Flink's protobuf enum of the same name (PyFlink's ``_to_proto``)."""
+            return int(self.value)
+
+        @staticmethod
+        def _from_proto(proto: int) -> StateTtlConfig.UpdateType:
+            return StateTtlConfig.UpdateType(proto)
+
     class StateVisibility(enum.Enum):
         """Whether an expired value that is not cleaned up yet may be returned."""
 
@@ -192,10 +200,26 @@ class StateTtlConfig:
         NeverReturnExpired = 1
         """Never return an expired value."""
 
+        def _to_proto(self) -> int:
+            """The value of Flink's protobuf enum of the same name (PyFlink's ``_to_proto``)."""
+            return int(self.value)
+
+        @staticmethod
+        def _from_proto(proto: int) -> StateTtlConfig.StateVisibility:
+            return StateTtlConfig.StateVisibility(proto)
+
     class TtlTimeCharacteristic(enum.Enum):
         """The time scale of TTL (only processing time)."""
 
         ProcessingTime = 0
+
+        def _to_proto(self) -> int:
+            """The value of Flink's protobuf enum of the same name (PyFlink's ``_to_proto``)."""
+            return int(self.value)
+
+        @staticmethod
+        def _from_proto(proto: int) -> StateTtlConfig.TtlTimeCharacteristic:
+            return StateTtlConfig.TtlTimeCharacteristic(proto)
 
     _update_type: StateTtlConfig.UpdateType = attrs.field(validator=_enum_validator("UpdateType"))
     _state_visibility: StateTtlConfig.StateVisibility = attrs.field(
@@ -267,6 +291,40 @@ class StateTtlConfig:
             ),
             incremental_cleanup_size=0 if incremental is None else incremental.get_cleanup_size(),
             cleanup_full_snapshot=strategies.in_full_snapshot(),
+        )
+
+    def _to_proto(self) -> Any:
+        """This config as PyFlink's protobuf message (Flink's ``StateDescriptor.StateTTLConfig``,
+        wire-compatible with PyFlink's): what PyFlink sends its Java operators. As in PyFlink, a
+        compaction filter's periodic compaction time is not part of it.
+
+        >>> from fs_compat.common import Time
+        >>> config = StateTtlConfig.new_builder(Time.seconds(2)).cleanup_incrementally(7, True).build()
+        >>> restored = StateTtlConfig._from_proto(config._to_proto())
+        >>> restored == config
+        True
+        """
+        from ._ttl_proto import state_ttl_config_message
+
+        proto = state_ttl_config_message()()
+        proto.update_type = self._update_type._to_proto()
+        proto.state_visibility = self._state_visibility._to_proto()
+        proto.ttl_time_characteristic = self._ttl_time_characteristic._to_proto()
+        proto.ttl = _ttl_milliseconds("StateTtlConfig ttl", self._ttl)
+        proto.cleanup_strategies.CopyFrom(self._cleanup_strategies._to_proto())
+        return proto
+
+    @staticmethod
+    def _from_proto(proto: Any) -> StateTtlConfig:
+        """The config of PyFlink's protobuf message (``_to_proto``'s, or PyFlink's own)."""
+        from fs_compat.common import Time
+
+        return StateTtlConfig(
+            StateTtlConfig.UpdateType._from_proto(proto.update_type),
+            StateTtlConfig.StateVisibility._from_proto(proto.state_visibility),
+            StateTtlConfig.TtlTimeCharacteristic._from_proto(proto.ttl_time_characteristic),
+            Time.milliseconds(proto.ttl),
+            StateTtlConfig.CleanupStrategies._from_proto(proto.cleanup_strategies),
         )
 
     def __repr__(self) -> str:
@@ -382,6 +440,14 @@ class StateTtlConfig:
             INCREMENTAL_CLEANUP = 1
             ROCKSDB_COMPACTION_FILTER = 2
 
+            def _to_proto(self) -> int:
+                """The value of Flink's protobuf enum of the same name (PyFlink's ``_to_proto``)."""
+                return int(self.value)
+
+            @staticmethod
+            def _from_proto(proto: int) -> StateTtlConfig.CleanupStrategies.Strategies:
+                return StateTtlConfig.CleanupStrategies.Strategies(proto)
+
         class CleanupStrategy:
             """Base of the cleanup strategy configurations."""
 
@@ -462,3 +528,46 @@ class StateTtlConfig:
         def get_strategies(self) -> dict[Any, Any]:
             """The explicitly configured strategies (a copy)."""
             return dict(self._strategies)
+
+        def _to_proto(self) -> Any:
+            """These strategies as PyFlink's protobuf message (``StateTTLConfig.CleanupStrategies``)."""
+            from ._ttl_proto import state_ttl_config_message
+
+            cs = StateTtlConfig.CleanupStrategies
+            proto = state_ttl_config_message().CleanupStrategies()
+            proto.is_cleanup_in_background = self._is_cleanup_in_background
+            for key, strategy in self._strategies:
+                entry = proto.strategies.add()
+                entry.strategy = key._to_proto()
+                if isinstance(strategy, cs.IncrementalCleanupStrategy):
+                    entry.incremental_cleanup_strategy.cleanup_size = strategy.get_cleanup_size()
+                    entry.incremental_cleanup_strategy.run_cleanup_for_every_record = (
+                        strategy.run_cleanup_for_every_record()
+                    )
+                elif isinstance(strategy, cs.RocksdbCompactFilterCleanupStrategy):
+                    entry.rocksdb_compact_filter_cleanup_strategy.query_time_after_num_entries = (
+                        strategy.get_query_time_after_num_entries()
+                    )
+                else:
+                    entry.empty_strategy = 0  # EMPTY_STRATEGY
+            return proto
+
+        @staticmethod
+        def _from_proto(proto: Any) -> StateTtlConfig.CleanupStrategies:
+            cs = StateTtlConfig.CleanupStrategies
+            strategies: dict[Any, Any] = {}
+            for entry in proto.strategies:
+                key = cs.Strategies._from_proto(entry.strategy)
+                if entry.HasField("incremental_cleanup_strategy"):
+                    incremental = entry.incremental_cleanup_strategy
+                    strategies[key] = cs.IncrementalCleanupStrategy(
+                        incremental.cleanup_size, incremental.run_cleanup_for_every_record
+                    )
+                elif entry.HasField("rocksdb_compact_filter_cleanup_strategy"):
+                    rocksdb = entry.rocksdb_compact_filter_cleanup_strategy
+                    strategies[key] = cs.RocksdbCompactFilterCleanupStrategy(
+                        rocksdb.query_time_after_num_entries
+                    )
+                elif entry.HasField("empty_strategy"):
+                    strategies[key] = cs.EMPTY_STRATEGY
+            return cs(strategies, proto.is_cleanup_in_background)

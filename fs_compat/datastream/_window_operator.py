@@ -369,6 +369,8 @@ class WindowOperator(Operator):
     dropped at once (count windows with their default trigger: nothing more can reach them).
     """
 
+    keyed_state_by_current_key = True
+
     def __init__(
         self,
         *,
@@ -418,6 +420,10 @@ class WindowOperator(Operator):
 
     def close(self) -> None:
         self.window_fn.close()
+
+    def decode_namespace(self, namespace: bytes) -> Any:
+        """The window whose state ``namespace`` holds (``encode_window``'s bytes)."""
+        return decode_window(namespace)
 
     # State and timers scoped to a window.
     def spec_of(self, descriptor: Any) -> StateSpec:

@@ -7,7 +7,7 @@ from ._batched import BatchedRunner
 from ._clocks import RecordTimeClock
 from ._errors import describe_callable, unpicklable_message
 from ._keys import MAX_PARALLELISM, KeyEncoder, key_group_bytes, subtask_of
-from ._local import LocalConfig, LocalRunner, RuntimeMode, StepError, route_key, run_local
+from ._local import LocalConfig, LocalRunner, RuntimeMode, StepError, route_custom, route_key, run_local
 from ._metrics import METRIC_KINDS, MetricValue, merge_metrics, snapshot_metrics
 from ._operator import (
     NOT_KEYED_TIMERS,
@@ -40,6 +40,7 @@ from ._state import (
     ReducingState,
     State,
     StateAccessError,
+    StateEntry,
     StateKind,
     StateSpec,
     ValueState,
@@ -91,6 +92,7 @@ __all__ = [
     "SourceNode",
     "State",
     "StateAccessError",
+    "StateEntry",
     "StateKind",
     "StateSpec",
     "StepError",
@@ -110,6 +112,7 @@ __all__ = [
     "merge_metrics",
     "overrides",
     "publish",
+    "route_custom",
     "route_key",
     "row_field",
     "row_fields",

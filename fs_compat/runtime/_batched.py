@@ -6,7 +6,12 @@ tasks (built, opened and run by ``LocalRunner``: one place makes instances, stat
 given to a step's input goes through the step's batch hook when its operator has one
 (``Operator.process_keyed`` on a keyed step, with the batch grouped by key; ``process_batch`` on
 another step), else through the task's per-record path (``_Task.push_many``); the outputs of the
-whole batch, main and side, go on to each consumer as one batch. ``activate`` is a batch boundary
+whole batch, main and side, go on to each consumer as one batch. The steps a batch reaches run in
+the order they were made (a plan's nodes are numbered as they are made, inputs first): a step runs
+once everything before it has handed on what it will, then takes what it got, in arrival order, as
+Bytewax runs the operators of an activation (a depth-first walk would run a branch's steps before a
+step made earlier that reads the branch point, so their side effects, e.g. printing, would come in
+another order). ``activate`` is a batch boundary
 (``Operator.on_activation``: e.g. notifications due by now), ``end`` the end of an input. There
 are no watermarks: the schedule runs in processing time, on the runtime's clock.
 
@@ -17,6 +22,7 @@ Sources and sinks belong to the caller: it feeds batches (``feed``) and says whe
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -106,6 +112,9 @@ class BatchedRunner:
         self.steps = {node.id: _Step(self.runner.tasks[node.id]) for node in self.runner.nodes}
         self.order = [self.steps[node.id] for node in self.runner.nodes]
         self._active: list[tuple[_Step, Operator, OperatorRuntime]] = []
+        #: Batches waiting for a step (``_queue``): by node id, the ids in a heap (``_drain``).
+        self._pending: dict[int, list[tuple[int, list[Any]]]] = {}
+        self._ready: list[int] = []
         for step in self.order:
             task = step.task
             step.down = [(tag, self.steps[down.node.id], index) for tag, down, index in task.down]
@@ -131,15 +140,39 @@ class BatchedRunner:
 
     # Batches.
     def feed(self, source: Node, batch: list[Any]) -> None:
-        """A batch read from ``source``: to every consumer of its main output."""
+        """A batch read from ``source``: to every consumer of its main output, and on from there."""
         for tag, down, index in self.steps[source.id].down:
             if tag is None:
-                self.push(down, index, batch)
+                self._queue(down, index, batch)
+        self._drain()
 
     def push(self, step: _Step, index: int, batch: list[Any]) -> None:
         """Input ``index`` of ``step`` takes ``batch``; its outputs go on as batches."""
+        self._queue(step, index, batch)
+        self._drain()
+
+    def _queue(self, step: _Step, index: int, batch: list[Any]) -> None:
+        """``batch`` waits for input ``index`` of ``step``."""
         if not batch:
             return
+        node_id = step.node.id
+        waiting = self._pending.get(node_id)
+        if waiting is None:
+            self._pending[node_id] = waiting = []
+            heapq.heappush(self._ready, node_id)
+        waiting.append((index, batch))
+
+    def _drain(self) -> None:
+        """Run the steps with waiting batches, the earliest made first, until none waits."""
+        ready, pending, steps = self._ready, self._pending, self.steps
+        while ready:
+            node_id = heapq.heappop(ready)
+            for index, batch in pending.pop(node_id):
+                self._take(steps[node_id], index, batch)
+
+    def _take(self, step: _Step, index: int, batch: list[Any]) -> None:
+        """Input ``index`` of ``step`` takes ``batch`` now; its outputs are queued for their
+        consumers."""
         kind = step.kind
         if kind == _WRITE:
             node = step.node
@@ -207,9 +240,9 @@ class BatchedRunner:
     def _forward(self, step: _Step, main: list[Any], sides: dict[str | None, list[Any]] | None) -> None:
         for tag, down, index in step.down:
             if tag is None:
-                self.push(down, index, main)
+                self._queue(down, index, main)
             elif sides is not None:
-                self.push(down, index, sides.get(tag, []))
+                self._queue(down, index, sides.get(tag, []))
 
     def activate(self) -> None:
         """A batch boundary: every operator's ``on_activation``, its outputs sent on."""
@@ -221,6 +254,7 @@ class BatchedRunner:
             except Exception as exc:
                 raise step.task.step_error(exc, "on_activation") from exc
             self.emit(step, outs)
+        self._drain()
 
     # Ends.
     def end_source(self, source: Node) -> None:
@@ -241,6 +275,7 @@ class BatchedRunner:
             except Exception as exc:
                 raise step.task.step_error(exc, "end_input") from exc
             self.emit(step, outs)
+        self._drain()  # what the step emitted reaches its consumers before their inputs end
         for _tag, down, down_index in step.down:
             self.end(down, down_index)
 

@@ -4,10 +4,14 @@ same results on every run and every target."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from ._operator import OperatorRuntime
+
+class HasTimestamp(Protocol):
+    """What a record-following clock reads: the timestamp of the record being handled (an
+    ``OperatorRuntime``, or a timestamp assigner's stand-in)."""
+
+    timestamp: int | None
 
 
 class RecordTimeClock:
@@ -44,7 +48,7 @@ class RecordTimeClock:
     def __call__(self) -> int:
         return self.start
 
-    def for_task(self, runtime: OperatorRuntime) -> Callable[[], int]:
+    def for_task(self, runtime: HasTimestamp) -> Callable[[], int]:
         """The clock of one operator instance: follows ``runtime.timestamp``."""
         latest = self.start
 

@@ -39,6 +39,9 @@ class LocalConfig:
     max_parallelism: int = MAX_PARALLELISM
     clock: Callable[[], int] = system_clock
     job_parameters: dict[str, str] = attrs.field(factory=dict)
+    #: Flink's ``auto_watermark_interval``: timestamp assigners emit their watermark every this
+    #: many ms of processing time (``clock``), 0 for none before the end of input.
+    watermark_interval_ms: int = 200
 
 
 def route_key(
@@ -55,6 +58,27 @@ def route_key(
     except Exception as exc:
         raise _unroutable(step, key_selector, value, key, exc)  # noqa: B904 - it sets the cause
     return key, kb, kg
+
+
+def route_custom(step: str, partitioner: Callable[[Any, int], int], value: Any, p: int) -> int:
+    """The subtask (``0 <= i < p``) of ``value`` on a custom-partitioned edge into ``step``
+    (``Edge.partitioner``). A failing partitioner, or one returning anything but an ``int`` in
+    that range, is a StepError naming the step, the record and the partitioner (Flink fails the
+    job on an index out of range too)."""
+    try:
+        index = partitioner(value, p)
+    except Exception as exc:
+        raise StepError(
+            f"step '{step}': the custom partitioner raised {type(exc).__name__}: {exc} (record {value!r}); "
+            f"partitioner: {describe_callable(partitioner)}"
+        ) from exc
+    if type(index) is not int or not 0 <= index < p:  # bool is no index either
+        raise StepError(
+            f"step '{step}': the custom partitioner returned {index!r} for record {value!r}, not a "
+            f"partition index in [0, {p}) ({p} parallel instances); partitioner: "
+            f"{describe_callable(partitioner)}"
+        )
+    return index
 
 
 class _NoKeyError(Exception):
@@ -133,8 +157,24 @@ class CountedConsume:
         self.consume(value)
 
 
+#: A timestamp assigner looks at the clock for its periodic watermark once every this many
+#: records (and at its first): a clock read per record would cost more than the rest of the
+#: assigner's work, and a watermark a few records late is one Flink's timer thread could emit too.
+WATERMARK_CHECK_EVERY = 16
+
+
+class _Stamp:
+    """Where a record-following clock (``RecordTimeClock.for_task``) reads the time of a timestamp
+    assigner: the timestamp of the record at which the assigner looks at the clock."""
+
+    __slots__ = ("timestamp",)
+
+    def __init__(self) -> None:
+        self.timestamp: int | None = None
+
+
 # How a task takes the records of one input (``_Task.push``).
-_SINK, _ASSIGN, _BROADCAST, _REBALANCE, _KEYED = range(5)
+_SINK, _ASSIGN, _BROADCAST, _REBALANCE, _KEYED, _CUSTOM = range(6)
 
 
 class _Task:
@@ -150,6 +190,18 @@ class _Task:
         self.watermark = MIN_TIMESTAMP
         self.instances: list[_Instance] = []
         self.max_ts: int | None = None
+        # Periodic watermarks of a timestamp assigner (``_periodic_watermark``): records until
+        # the next look at the clock (0: never), the clock, when the next watermark is due.
+        self._until_check = 0
+        self._next_emit: int | None = None
+        self._stamp = _Stamp()
+        self._wm_interval = runner.config.watermark_interval_ms
+        self._wm_clock = runner.config.clock
+        if isinstance(node, TimestampNode) and not node.per_element and self._wm_interval > 0:
+            self._until_check = 1
+            for_task = getattr(self._wm_clock, "for_task", None)
+            if for_task is not None:  # a clock that follows the records (RecordTimeClock)
+                self._wm_clock = for_task(self._stamp)
         self._next_instance = 0
         self._batch = runner.config.mode is RuntimeMode.BATCH
         # How ``push`` takes each input's records and, per keyed input, ``(key selector, its
@@ -166,6 +218,8 @@ class _Task:
                 route = _ASSIGN
             elif edge.broadcast:
                 route = _BROADCAST
+            elif edge.partitioner is not None:
+                route = _CUSTOM
             elif edge.key_selector is None:
                 route = _REBALANCE
             else:
@@ -181,6 +235,9 @@ class _Task:
         self._sink: Callable[[Any], None] | None = None
         self._counter: list[int] | None = None
         self._only: _Instance | None = None
+        #: Whether this task runs only some of the node's subtasks (an engine's task), whose
+        #: records the engine has routed already: a custom partitioner is not called again.
+        self._routed = False
 
     # Set-up.
     def start(self, subtasks: Sequence[int] | None = None) -> None:
@@ -195,6 +252,7 @@ class _Task:
             return
         assert node.operator_factory is not None
         p = node.parallelism or cfg.parallelism
+        self._routed = subtasks is not None
         for index in range(p) if subtasks is None else subtasks:
             backend = (
                 KeyedStateBackend(
@@ -252,6 +310,14 @@ class _Task:
         elif route == _BROADCAST:
             for inst in self.instances:
                 self._deliver(inst, input_index, value, ts, None)
+        elif route == _CUSTOM:
+            inst = self._only
+            if not self._routed:
+                partitioner = self.node.inputs[input_index].partitioner
+                assert partitioner is not None
+                inst = self.instances[route_custom(self.node.name, partitioner, value, len(self.instances))]
+            assert inst is not None
+            self._deliver(inst, input_index, value, ts, None)
         else:  # a non-keyed input is spread round-robin over the instances (Flink's rebalance)
             index = self._next_instance
             self._next_instance = (index + 1) % len(self.instances)
@@ -292,6 +358,7 @@ class _Task:
             return
         selector, locate = (keyed[0], keyed[1].locate) if keyed is not None else (None, None)
         backend, rt, process, one = inst.backend, inst.rt, inst.process, inst.one_to_one
+        loader = backend.key_loader if backend is not None else None
         name, sink, counter, pending = self.node.name, self._sink, self._counter, inst.pending
         emit, to_main = self._emit, self._to_main
         if sink is None and len(self._main) == 1:  # ``_to_main`` of one task: its ``push`` as it is now
@@ -310,6 +377,8 @@ class _Task:
                 except Exception as exc:
                     raise _unroutable(name, selector, value, key, exc)  # noqa: B904 - it sets the cause
                 # ``set_located_key``, inlined.
+                if loader is not None:
+                    loader(kb, kg)
                 backend.current_key = key  # type: ignore[union-attr]
                 backend.current_key_bytes = kb  # type: ignore[union-attr]
                 backend.current_key_group = kg  # type: ignore[union-attr]
@@ -433,14 +502,37 @@ class _Task:
             ts = self._guard("timestamp assigner", None, value, node.extract, value, ts)
         for _tag, task, index in self.down:
             task.push(index, value, ts)
-        if ts is not None and node.out_of_orderness_ms is not None:
-            if self.max_ts is None or ts > self.max_ts:
-                self.max_ts = ts
-                wm = ts - node.out_of_orderness_ms - 1
-                if wm > self.watermark:
-                    self.watermark = wm
-                    for _tag, task, index in self.down:
-                        task.on_watermark(index, wm)
+        if ts is not None and (self.max_ts is None or ts > self.max_ts):
+            self.max_ts = ts
+            if node.per_element:
+                self._emit_watermark()
+        if self._until_check:
+            self._until_check -= 1
+            if not self._until_check:
+                self._periodic_watermark(ts)
+
+    def _periodic_watermark(self, ts: int | None) -> None:
+        """Flink's periodic emission: the first check starts the interval; a check that finds it
+        passed emits the watermark and starts the next one (``now + interval``)."""
+        self._until_check = WATERMARK_CHECK_EVERY
+        self._stamp.timestamp = ts
+        now = self._wm_clock()
+        if self._next_emit is None:
+            self._next_emit = now + self._wm_interval
+        elif now >= self._next_emit:
+            self._next_emit = now + self._wm_interval
+            self._emit_watermark()
+
+    def _emit_watermark(self) -> None:
+        node = self.node
+        assert isinstance(node, TimestampNode)
+        if self.max_ts is None or node.out_of_orderness_ms is None:
+            return
+        wm = self.max_ts - node.out_of_orderness_ms - 1
+        if wm > self.watermark:
+            self.watermark = wm
+            for _tag, task, index in self.down:
+                task.on_watermark(index, wm)
 
     def on_watermark(self, input_index: int, wm: int) -> None:
         if isinstance(self.node, SinkNode):

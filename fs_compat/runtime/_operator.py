@@ -164,6 +164,14 @@ class Operator(abc.ABC):
     #: does not override ``on_checkpoint`` need not set it.
     idle_checkpoint_is_noop: bool = False
 
+    #: Whether the operator reads and writes keyed state only for the backend's current key, which
+    #: the runtime sets before it hands the operator a key's record or timer (and the operator
+    #: sets through ``set_current_key``), never by scanning the stores. An engine may then hold
+    #: just the part of a key group's state whose keys became current (``KeyedStateBackend.
+    #: key_loader``): the streaming target loads a key's bucket of state on demand, so a
+    #: micro-batch costs what it touches. False (the safe default) keeps whole key groups.
+    keyed_state_by_current_key: bool = False
+
     def open(self, runtime: OperatorRuntime) -> None:  # noqa: B027 - optional hook
         """Called once before the first element."""
 
@@ -235,6 +243,11 @@ class Operator(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Called once at the end."""
+
+    def decode_namespace(self, namespace: bytes) -> Any:
+        """The value a state namespace of this operator stands for (the window, for a window
+        operator), for state readers (``fs_compat.spark.read_state``); by default the bytes."""
+        return namespace
 
 
 def overrides(op: Operator, hook: str) -> bool:

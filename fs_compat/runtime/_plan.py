@@ -18,13 +18,21 @@ _ids = itertools.count(1)
 @attrs.define(eq=False)
 class Edge:
     """How records of ``source`` reach a step: its main output or one side output, keyed by
-    ``key_selector`` (hash-partitioned to the step's subtasks) or broadcast to all of them."""
+    ``key_selector`` (hash-partitioned to the step's subtasks), broadcast to all of them, or
+    sent where ``partitioner`` says (``partitioner(record, p)``: the subtask among the step's
+    ``p``: a front end's custom partitioning; see ``route_custom``)."""
 
     source: Node
     side_tag: str | None = None
     key_selector: Callable[[Any], Any] | None = None
     key_codec: Codec[Any] | None = None
     broadcast: bool = False
+    partitioner: Callable[[Any, int], int] | None = None
+
+    @property
+    def plain(self) -> bool:
+        """Neither keyed, broadcast nor custom-partitioned: a forward or rebalance edge."""
+        return self.key_selector is None and not self.broadcast and self.partitioner is None
 
 
 @attrs.define(eq=False)
@@ -83,10 +91,16 @@ class OperatorNode(Node):
 @attrs.define(eq=False)
 class TimestampNode(Node):
     """Assigns timestamps and emits watermarks: ``watermark = max_timestamp - delay - 1``;
-    ``out_of_orderness_ms is None`` means no watermarks until the end of input."""
+    ``out_of_orderness_ms is None`` means no watermarks until the end of input.
+
+    As in Flink, the watermark is emitted periodically, every ``LocalConfig.watermark_interval_ms``
+    of processing time (the job's clock; 0: none before the end of input), so a small bounded
+    input sees no watermark before its end. ``per_element`` emits it after every record instead
+    (Flink's ``PerElementWatermarkGenerator``)."""
 
     extract: Callable[[Any, int | None], int | None] | None = None
     out_of_orderness_ms: int | None = 0
+    per_element: bool = False
 
 
 @attrs.define(eq=False)

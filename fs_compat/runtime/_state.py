@@ -30,6 +30,9 @@ from fs_api_advanced import (
 
 from ._keys import KeyEncoder, key_group_bytes
 
+#: One stored entry of keyed state: (key bytes, namespace, user key, value).
+StateEntry = tuple[bytes, bytes, bytes, bytes]
+
 T = TypeVar("T", default=Any)
 K = TypeVar("K", default=Any)
 V = TypeVar("V", default=Any)
@@ -670,6 +673,10 @@ class KeyedStateBackend:
         self._views: dict[str, _Bound] = {}
         self._restored: dict[str, str] = {}  # state name -> signature, from restored snapshots
         self._restored_groups: set[int] = set()
+        #: Called with (key bytes, key group) when a key becomes current (``set_current_key``,
+        #: ``set_located_key``), before any state of it is read: an engine that holds only part of
+        #: a key group's state loads that key's part (``add_entries``). None: every key is held.
+        self.key_loader: Callable[[bytes, int], None] | None = None
         self.current_key: Any = None
         self.current_key_bytes: bytes | None = None
         self.current_key_group = 0
@@ -684,6 +691,8 @@ class KeyedStateBackend:
 
     def set_current_key(self, key: Any) -> None:
         pk, kg = self.key_encoder.locate(key)
+        if self.key_loader is not None:
+            self.key_loader(pk, kg)
         self.current_key = key
         self.current_key_bytes = pk
         self.current_key_group = kg
@@ -691,6 +700,8 @@ class KeyedStateBackend:
     def set_located_key(self, key: Any, key_bytes: bytes, key_group: int) -> None:
         """``set_current_key`` for a key already located (``KeyEncoder.locate``) with this
         backend's key encoder."""
+        if self.key_loader is not None:
+            self.key_loader(key_bytes, key_group)
         self.current_key = key
         self.current_key_bytes = key_bytes
         self.current_key_group = key_group
@@ -789,15 +800,15 @@ class KeyedStateBackend:
 
     # Snapshots: where state leaves the process (a Spark state store, a checkpoint). ----------
 
-    def snapshot_key_group(self, key_group: int) -> bytes:
-        """The state of every key of ``key_group``, of every state, as bytes for
-        ``restore_key_group``. Expired TTL entries are dropped first when the state asks for
-        cleanup on full snapshots."""
+    def key_group_entries(self, key_group: int) -> dict[str, list[StateEntry]]:
+        """Every entry of ``key_group`` held here, by state name: ``(key bytes, namespace, user
+        key, value)``. Expired TTL entries are dropped first when the state asks for cleanup on
+        full snapshots."""
         self.flush()
         if any(spec.ttl is not None and spec.ttl.cleanup_full_snapshot for spec in self._specs.values()):
             self.purge_expired()
         kgb = key_group_bytes(key_group)
-        stores: dict[str, list[tuple[bytes, bytes, bytes, bytes]]] = {}
+        stores: dict[str, list[StateEntry]] = {}
         for name, store in self.stores.items():
             entries = [
                 (ck.key, ck.namespace, ck.user_key, value)
@@ -805,16 +816,30 @@ class KeyedStateBackend:
             ]
             if entries:
                 stores[name] = entries
-        signatures = {name: state_signature(spec) for name, spec in self._specs.items() if name in stores}
-        signatures.update({n: s for n, s in self._restored.items() if n in stores and n not in signatures})
-        return stable_pickle((_SNAPSHOT_VERSION, signatures, stores))
+        return stores
+
+    def signatures(self, names: Iterable[str]) -> dict[str, str]:
+        """The definition (``state_signature``) of each state of ``names``: declared here, else
+        as restored."""
+        found = {}
+        for name in names:
+            spec = self._specs.get(name)
+            signature = state_signature(spec) if spec is not None else self._restored.get(name)
+            if signature is not None:
+                found[name] = signature
+        return found
+
+    def snapshot_key_group(self, key_group: int) -> bytes:
+        """The state of every key of ``key_group``, of every state, as bytes for
+        ``restore_key_group`` (``key_group_entries`` and their states' signatures)."""
+        stores = self.key_group_entries(key_group)
+        return stable_pickle((_SNAPSHOT_VERSION, self.signatures(stores), stores))
 
     def restore_key_group(self, key_group: int, data: bytes | None) -> None:
         """Replace the state of ``key_group`` with a snapshot (``None``: no state). A state whose
         definition changed since the snapshot (another kind or codec under the same name) is a
         StateAccessError naming the state and both types, raised before anything is replaced."""
-        kgb = key_group_bytes(key_group)
-        stores: dict[str, list[tuple[bytes, bytes, bytes, bytes]]] = {}
+        stores: dict[str, list[StateEntry]] = {}
         signatures: dict[str, str] = {}
         if data is not None:
             try:
@@ -829,19 +854,14 @@ class KeyedStateBackend:
                     f"cannot restore key group {key_group}: snapshot format {version!r}, "
                     f"expected {_SNAPSHOT_VERSION}"
                 )
-        for name, old in signatures.items():
-            spec = self._specs.get(name)
-            if spec is not None:
-                _check_signature(name, old, state_signature(spec))
+        self._check_signatures(signatures)
         self.flush()  # the store holds every key's value; the caches are dropped below
+        kgb = key_group_bytes(key_group)
         for name, store in self.stores.items():
             memory = _memory(store, name)
             for ck, _ in memory.complex_items(kgb):
                 memory.delete(ck)
-        for name, entries in stores.items():
-            store = self.store(name)
-            for key, ns, uk, value in entries:
-                store.put(ComplexKey(kgb, key, ns, uk), value)
+        self._put_entries(kgb, stores)
         self._restored.update(signatures)
         self._restored_groups.add(key_group)
         for name, view in self._views.items():
@@ -853,6 +873,39 @@ class KeyedStateBackend:
             view._bound_pk = None
             if isinstance(view, _HeapCell):
                 view.forget()
+
+    def add_entries(
+        self, key_group: int, signatures: Mapping[str, str], stores: Mapping[str, list[StateEntry]]
+    ) -> None:
+        """Add entries (``key_group_entries``' form) of keys this backend does not hold yet to
+        ``key_group``, keeping the others: how an engine that holds part of a key group loads
+        more of it (``key_loader``). ``signatures`` are the stored states' definitions, checked
+        as ``restore_key_group`` does. The keys must not have been current since the group was
+        last restored (nothing about them is cached)."""
+        self._check_signatures(signatures)
+        kgb = key_group_bytes(key_group)
+        self._put_entries(kgb, stores)
+        self._restored.update(signatures)
+        self._restored_groups.add(key_group)
+        for name, entries in stores.items():
+            spec, view = self._specs.get(name), self._views.get(name)
+            if spec is None or view is None or spec.ttl is None:
+                continue
+            factory = view.factory(key_group)
+            for key, ns in {(e[0], e[1]) for e in entries}:
+                factory.track_ttl(key, ns)
+
+    def _check_signatures(self, signatures: Mapping[str, str]) -> None:
+        for name, old in signatures.items():
+            spec = self._specs.get(name)
+            if spec is not None:
+                _check_signature(name, old, state_signature(spec))
+
+    def _put_entries(self, kgb: bytes, stores: Mapping[str, list[StateEntry]]) -> None:
+        for name, entries in stores.items():
+            store = self.store(name)
+            for key, ns, uk, value in entries:
+                store.put(ComplexKey(kgb, key, ns, uk), value)
 
     def holds_ttl_state(self) -> bool:
         """Whether a state with TTL holds entries (restored ones included, even of a state not

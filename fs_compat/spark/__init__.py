@@ -3,8 +3,9 @@
 Bounded plans (collections, batch DataFrames) run as one ``repartition -> sortWithinPartitions
 -> mapInArrow`` per step, with the engine-neutral runtime inside the tasks. Unbounded plans
 (streaming DataFrames) run as Structured Streaming queries whose keyed state and timers live in
-Spark's checkpointed state store, one entry per key group. Nothing here knows PyFlink or Bytewax
-names.
+Spark's checkpointed state store, one entry per key group; ``read_state`` reads a stopped
+query's state back, decoded with the job's state declarations. Nothing here knows PyFlink or
+Bytewax names.
 """
 
 from ._batch import batch_dataframe, collect_items, run_batch
@@ -15,6 +16,7 @@ from ._events import watermark_column
 from ._kafka import kafka_package, with_kafka_connector
 from ._progress import await_lines as await_stream_lines
 from ._progress import streams_built
+from ._read_state import read_state
 from ._session import (
     EMBEDDED_DEFAULTS,
     LOGGING_ENV,
@@ -44,6 +46,7 @@ __all__ = [
     "default_parallelism",
     "is_connect",
     "kafka_package",
+    "read_state",
     "remote_url",
     "row_type_of",
     "run_batch",

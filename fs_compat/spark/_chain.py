@@ -25,8 +25,8 @@ from ._events import FIELDS, arrow_schema, parallelism
 
 def chained(node: Node, nodes: Sequence[Node], uses: dict[int, int], config: LocalConfig) -> Node | None:
     """The step that runs in ``node``'s pass after it, if any: the only reader of ``node``'s
-    output, reading its main output through a forward edge (one input, not keyed, not
-    broadcast, the same parallelism), as Flink chains operators."""
+    output, reading its main output through a forward edge (one input, neither keyed, broadcast
+    nor custom-partitioned, the same parallelism), as Flink chains operators."""
     if not isinstance(node, (OperatorNode, TimestampNode)) or uses.get(node.id, 0) != 1:
         return None
     for follower in nodes:
@@ -37,8 +37,7 @@ def chained(node: Node, nodes: Sequence[Node], uses: dict[int, int], config: Loc
             isinstance(follower, OperatorNode)
             and not follower.keyed
             and edge.side_tag is None
-            and edge.key_selector is None
-            and not edge.broadcast
+            and edge.plain
             and parallelism(follower, config) == parallelism(node, config)
         )
         return follower if ok else None
@@ -48,7 +47,7 @@ def chained(node: Node, nodes: Sequence[Node], uses: dict[int, int], config: Loc
 def prechained(node: Node, nodes: Sequence[Node], uses: dict[int, int], config: LocalConfig) -> list[Node]:
     """The steps that run in keyed ``node``'s route pass, before its key selector (first
     first): the ``stateless``, non-keyed steps its only input comes through, one after another,
-    each read by the next only (one input, main output, not keyed, not broadcast). Records of
+    each read by the next only (one input, main output, a plain edge: ``Edge.plain``). Records of
     stateless steps may be handled wherever they are, as Bytewax does; steps chained into an
     upstream step's pass (``chained``) stay there."""
     if not isinstance(node, OperatorNode) or not node.keyed or len(node.inputs) != 1:
@@ -64,8 +63,7 @@ def prechained(node: Node, nodes: Sequence[Node], uses: dict[int, int], config: 
             and len(up.inputs) == 1
             and uses.get(up.id, 0) == 1
             and edge.side_tag is None
-            and up.inputs[0].key_selector is None
-            and not up.inputs[0].broadcast
+            and up.inputs[0].plain
         )
         if not ok:
             break

@@ -8,12 +8,12 @@ observations (``DataFrame.observe``, which Spark reports in each micro-batch's
 and the largest timestamp the first one saw. The listener turns them, with Spark's own figures
 (input rows, the state operators' rows and bytes, the batch's duration), into a line on stderr::
 
-    [orders] batch 3: 200 in | Keyed Process 200 in, 180 out | state 31 key groups, 12.0 KiB |
+    [orders] batch 3: 200 in | Keyed Process 200 in, 180 out | state 62 rows, 12.0 KiB |
     watermark 1500 | 0.84 s
 
 and into the query's ``JobSummary`` for the Prometheus exporter (``fs_compat.monitoring``).
-The figures are per micro-batch; the state's are Spark's (key groups with state: the job's
-keyed state lives in one state row per key group).
+The figures are per micro-batch; the state's are Spark's (state store rows: per key group with
+state, one header row and one row per bucket of its keys, see ``_stream``).
 """
 
 from __future__ import annotations
@@ -281,7 +281,7 @@ class StreamProgress:
     batch: int
     records_in: int
     steps: tuple[tuple[str, int, int], ...]  # (label, in, out)
-    state: tuple[tuple[int, int], ...]  # per keyed step: (key groups with state, bytes)
+    state: tuple[tuple[int, int], ...]  # per keyed step: (state store rows, bytes)
     watermark: int | None
     duration_s: float
     #: Per step with metrics (its name): what the micro-batch added to them (a gauge: its value).
@@ -369,14 +369,14 @@ class StreamProgress:
         """The micro-batch as one line.
 
         >>> StreamProgress("q", 2, 5, (("Keyed", 5, 4),), ((3, 2048),), 1500, 0.25).line()
-        '[q] batch 2: 5 in | Keyed 5 in, 4 out | state 3 key groups, 2.0 KiB | watermark 1500 | 0.25 s'
+        '[q] batch 2: 5 in | Keyed 5 in, 4 out | state 3 rows, 2.0 KiB | watermark 1500 | 0.25 s'
         """
         parts = [f"[{self.query}] batch {self.batch}: {self.records_in:,} in"]
         parts += [f"{label} {n_in:,} in, {n_out:,} out" for label, n_in, n_out in self.steps]
         if self.state:
             rows = sum(r for r, _ in self.state)
             size = sum(b for _, b in self.state)
-            parts.append(f"state {rows:,} key groups, {_size(size)}")
+            parts.append(f"state {rows:,} rows, {_size(size)}")
         if self.watermark is not None:
             parts.append(f"watermark {self.watermark}")
         parts.append(f"{self.duration_s:.2f} s")
@@ -390,10 +390,12 @@ class StreamProgress:
         steps = []
         offset = len(self.steps) - len(self.state)  # the keyed steps are the last ones
         for i, (label, n_in, n_out) in enumerate(self.step_totals or self.steps):
-            keys = size = None
+            size = None
             if 0 <= offset <= i:
-                keys, size = self.state[i - offset]
-            steps.append(StepSummary(label, i, "step", n_in, n_out, keys, size))
+                # Spark counts state store rows (a key group's header and its buckets), not keys:
+                # the number of keys is not known here (None).
+                size = self.state[i - offset][1]
+            steps.append(StepSummary(label, i, "step", n_in, n_out, None, size))
         for name, values in self.totals:  # the metrics so far, on their steps
             at = next((j for j, step in enumerate(steps) if step.name == name), None)
             if at is None:

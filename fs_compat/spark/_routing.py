@@ -16,7 +16,7 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from fs_compat.runtime import Edge, KeyEncoder, StepError, route_key, row_field, row_fields
+from fs_compat.runtime import Edge, KeyEncoder, StepError, route_custom, route_key, row_field, row_fields
 
 from ._chain import Prechain
 from ._convert import RowReader, dumps
@@ -67,7 +67,8 @@ class RoutePass:
         self.key_selector = edge.key_selector
         self.encoder = KeyEncoder(edge.key_codec, max_parallelism) if edge.key_selector is not None else None
         self.broadcast = edge.broadcast
-        self.forward = edge.key_selector is None and not edge.broadcast and channels == p
+        self.partitioner = edge.partitioner
+        self.forward = edge.plain and channels == p
 
     def mapper(self) -> Callable[[Iterator[Any]], Iterator[Any]]:
         """The mapInArrow function: ``route``, or ``route_source`` for a DataFrame source."""
@@ -79,6 +80,12 @@ class RoutePass:
         p, most = self.p, self.max_parallelism
         groups, keys = locate_keys(self.step, self.key_selector, self.encoder, values)
         return [-1 if g < 0 else g * p // most for g in groups], keys
+
+    def custom(self, values: Sequence[Any]) -> list[int]:
+        """The subtask the custom partitioner picks for each value (None, a watermark row: -1)."""
+        assert self.partitioner is not None
+        step, partitioner, p = self.step, self.partitioner, self.p
+        return [-1 if v is None else route_custom(step, partitioner, v, p) for v in values]
 
     def folded(self, cols: list[list[Any]], field: int) -> tuple[list[int], list[Any]] | None:
         """``keyed`` of a DataFrame source's records whose key is their field ``field`` (the
@@ -97,13 +104,15 @@ class RoutePass:
         n, p = batch.num_rows, self.p
         if self.broadcast:
             return [-1] * n, None
-        if self.key_selector is None:
+        if self.key_selector is None and self.partitioner is None:
             marks = batch.column("wm").to_pylist()
             parts = batch.column("ch" if self.forward else "seq").to_pylist()
             return [-1 if w is not None else c % p for w, c in zip(marks, parts, strict=True)], None
         if values is None:
             loads = pickle.loads
             values = [None if v is None else loads(v) for v in batch.column("v").to_pylist()]
+        if self.partitioner is not None:
+            return self.custom(values), None
         return self.keyed(values)
 
     def spread(self, parts: list[int], n: int) -> tuple[list[int], list[int] | None]:
@@ -181,7 +190,8 @@ class RoutePass:
                     field = None  # not what row_field said: call the selector from now on
             values = (
                 reader.make_rows(cols)
-                if keyed_by_field is None and (key_selector is not None or not columnar)
+                if keyed_by_field is None
+                and (key_selector is not None or self.partitioner is not None or not columnar)
                 else None
             )
             if steps is not None:
@@ -198,6 +208,9 @@ class RoutePass:
             elif key_selector is not None:
                 assert values is not None
                 parts, keys = self.keyed(values)
+            elif self.partitioner is not None:
+                assert values is not None
+                parts = self.custom(values)
             else:
                 parts = [s % self.p for s in seqs]
             parts, rows = self.spread(parts, n)

@@ -26,12 +26,16 @@ Physical plan:
    (time mode None, no Spark watermark; processing time is the micro-batch's,
    ``current_timestamp()``, in a ``now`` column; Spark chains several of these in one query,
    each with its own state in the checkpoint, where it refuses two ``applyInPandasWithState``):
-   one state row (a ``ValueState``) per key group holds that group's keyed state and timers as
-   one blob (``KeyedStateBackend.snapshot_key_group``), plus a header read without unpickling
-   the blob: a token (the blob's version, random, new with each write), the watermark of each
-   channel, the earliest event-time and processing-time timers, and whether state with TTL
-   holds entries. A call with only markers for a group none of whose timers is due (by the new
-   watermark, by processing time) and that holds no TTL state returns at once: nothing is
+   one state row (a ``ValueState``) per key group holds that group's timers and operator states
+   as one blob, plus a header read without unpickling the blob: a token (the group's version,
+   random, new with each write), the watermark of each channel, the earliest event-time and
+   processing-time timers, and whether state with TTL holds entries. The group's keyed state is
+   cut by key into buckets (``_Parts``, a ``MapState``), read when a key of theirs becomes
+   current (``_Loader``) and written back when changed, so a call costs what it touches; a step
+   whose operator may read other keys' state keeps it whole in the blob
+   (``KeyedStateBackend.snapshot_key_group``). A call with only markers for a group none of
+   whose timers is due (by the new watermark, by processing time) and that holds no TTL state
+   returns at once: nothing is
    restored or rewritten (when a channel's watermark grew, the row is written back with only
    that field changed). Otherwise: take the group from this Python worker's cache when it holds
    the row's version (same token), else restore it from the blob into a new operator instance;
@@ -62,8 +66,9 @@ and again when its cached instance is stale (another worker or an earlier run of
 wrote the group since); ``close()`` is not called (a streaming query has no end).
 
 The worker cache (``_WorkerCache``) lives in this module, as Spark unpickles the function anew for
-every task while it reuses the Python worker process; it is bounded by the total size of the blobs
-it holds (``spark.fs_compat.streaming.workerCacheBytes``, 64 MiB by default).
+every task while it reuses the Python worker process; it keeps key groups held whole, is used by
+calls that touch about every bucket, and is bounded by the total size of the blobs it holds
+(``spark.fs_compat.streaming.workerCacheBytes``, 64 MiB by default).
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ import itertools
 import pickle
 import random
 import uuid
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -88,6 +94,7 @@ from fs_compat.runtime import (
     OperatorNode,
     RuntimeMode,
     SinkNode,
+    StateEntry,
     SubtaskRunner,
     TimestampNode,
     overrides,
@@ -337,9 +344,11 @@ def stream_dataframe(
         else f.source.handle.mapInArrow(_stateless(f, tag, config, out), out.schema)
         for f in shape.into(None)
     ]
+    from ._read_state import remember_job  # that module reads this one's plans
+
     if not shape.keyed:
-        return observe(_union(outputs), 0, "rows")
-    return _union(outputs)
+        return remember_job(observe(_union(outputs), 0, "rows"), node, config)
+    return remember_job(_union(outputs), node, config)
 
 
 def _union(frames: Sequence[Any]) -> Any:
@@ -717,6 +726,11 @@ _STATE_FIELDS = (
     ("ttl", "boolean"),  # whether state with TTL holds entries (time alone may expire them)
 )
 
+#: A bucket of a key group's keyed state (``_Parts``): the step's ``MapState`` "kb" maps the
+#: bucket's number to its entries (``_split``) and its number of keys.
+_BUCKET_KEY = (("b", "int"),)
+_BUCKET_FIELDS = (("blob", "binary"), ("n", "int"))
+
 _EMPTY_STATE = KeyedStateBackend().snapshot_key_group(0)  # what a key group without state gives
 
 
@@ -851,7 +865,7 @@ class _Group:
     ``token`` and ``blob`` of the state row it was restored from or last wrote, ``wms`` the
     watermark of each channel it has seen."""
 
-    __slots__ = ("blob", "now", "runner", "token", "wms")
+    __slots__ = ("blob", "now", "parts", "runner", "token", "wms")
 
     def __init__(self, runner: SubtaskRunner, now: list[int], n_channels: int) -> None:
         self.runner = runner
@@ -859,6 +873,130 @@ class _Group:
         self.token: int | None = None
         self.blob: bytes | None = None
         self.wms: list[int | None] = [None] * n_channels
+        #: The buckets of the group's keyed state this instance holds (the bucketed layout), or
+        #: None: it holds the whole group (the header blob's snapshot).
+        self.parts: _Parts | None = None
+
+    @property
+    def size(self) -> int:
+        """The bytes of state it holds, as stored (what the worker cache counts)."""
+        held = len(self.blob or b"")
+        if self.parts is not None:
+            held += sum(len(p[0]) for p in self.parts.stored.values() if p is not None)
+        return held
+
+
+#: Keys per bucket the bucketed layout aims at: a key group's buckets hold between about half and
+#: twice this many keys each on average (``_depth_for``), and a call reads and rewrites the
+#: buckets of the keys it touches.
+PER_BUCKET = 16
+
+
+def _bucket_of(key_bytes: bytes, depth: int) -> int:
+    """The bucket of a key (its encoded bytes) among a key group's ``2**depth`` (at most 2**16):
+    the high half of the key's crc32, as its key group comes from the low bits (crc32 mod the
+    maximum parallelism), which are the same for every key of the group."""
+    return (zlib.crc32(key_bytes) >> 16) & ((1 << depth) - 1)
+
+
+def _depth_for(n_keys: int, depth: int) -> int:
+    """The bucket depth for a key group of ``n_keys`` keys, from ``depth``: one more level once
+    its buckets average more than ``2 * PER_BUCKET`` keys, one less below ``PER_BUCKET / 2``
+    (between the two it stays, so a group at the edge does not split and merge by turns).
+
+    >>> _depth_for(10, 0), _depth_for(33, 0), _depth_for(7_812, 0), _depth_for(7_812, 8)
+    (0, 1, 8, 8)
+    >>> _depth_for(100, 8)
+    3
+    """
+    while n_keys > (2 * PER_BUCKET) << depth and depth < 16:
+        depth += 1
+    while depth > 0 and n_keys < (PER_BUCKET << depth) // 2:
+        depth -= 1
+    return depth
+
+
+class _Parts:
+    """What an instance holds of a bucketed key group: a key group's keyed state is cut by key
+    into ``2**depth`` buckets (``_bucket_of``), each one entry of the step's ``MapState`` "kb"
+    (bucket -> the pickled entries of its keys, and how many keys), so that a call reads and
+    rewrites only the buckets of the keys that became current (``_Loader``). ``stored`` maps each
+    bucket loaded to what the store holds for it (blob, keys; None: nothing); with ``complete``
+    every bucket is loaded. ``n_keys`` counts the keys of the whole group (as last written),
+    ``signatures`` the definitions of its states."""
+
+    __slots__ = ("complete", "depth", "n_keys", "signatures", "stored")
+
+    def __init__(self, depth: int, n_keys: int, signatures: dict[str, str], complete: bool) -> None:
+        self.depth = depth
+        self.n_keys = n_keys
+        self.signatures = signatures
+        self.complete = complete
+        self.stored: dict[int, tuple[bytes, int] | None] = {}
+
+    def header(self) -> tuple[str, int, int, dict[str, str]]:
+        """What the state row's blob holds in place of a whole-group snapshot."""
+        return ("buckets", self.depth, self.n_keys, self.signatures)
+
+
+class _Loader:
+    """``KeyedStateBackend.key_loader`` for one call of a bucketed key group: when a key becomes
+    current, its bucket is read from the step's ``MapState`` (one round trip) unless held."""
+
+    __slots__ = ("backend", "buckets", "kg", "parts", "seen")
+
+    def __init__(self, backend: KeyedStateBackend, parts: _Parts, kg: int, buckets: Any) -> None:
+        self.backend = backend
+        self.parts = parts
+        self.kg = kg
+        self.buckets = buckets
+        self.seen: set[bytes] = set()  # the keys already current in this call
+
+    def __call__(self, key_bytes: bytes, _kg: int) -> None:
+        if key_bytes in self.seen:
+            return
+        self.seen.add(key_bytes)
+        parts = self.parts
+        if parts.complete:
+            return
+        bucket = _bucket_of(key_bytes, parts.depth)
+        if bucket not in parts.stored:
+            found = self.buckets.getValue((bucket,))
+            self._add(bucket, found)
+
+    def load_all(self) -> None:
+        """Read every bucket not held yet (one scan of the ``MapState``)."""
+        parts = self.parts
+        if parts.complete:
+            return
+        for (bucket,), found in self.buckets.iterator():
+            if int(bucket) not in parts.stored:
+                self._add(int(bucket), found)
+        parts.complete = True
+
+    def _add(self, bucket: int, found: Any) -> None:
+        parts = self.parts
+        if found is None:
+            parts.stored[bucket] = None
+        else:
+            blob, n = bytes(found[0]), int(found[1])
+            self.backend.add_entries(self.kg, {}, pickle.loads(blob))
+            parts.stored[bucket] = (blob, n)
+        if len(parts.stored) == 1 << parts.depth:
+            parts.complete = True
+
+
+def _split(stores: dict[str, list[StateEntry]], depth: int) -> dict[int, tuple[bytes, int]]:
+    """Entries (``KeyedStateBackend.key_group_entries``) cut into buckets: each bucket's pickled
+    entries and its number of keys."""
+    cut: dict[int, dict[str, list[StateEntry]]] = {}
+    keys: dict[int, set[bytes]] = {}
+    for name, entries in stores.items():
+        for entry in entries:
+            bucket = _bucket_of(entry[0], depth)
+            cut.setdefault(bucket, {}).setdefault(name, []).append(entry)
+            keys.setdefault(bucket, set()).add(entry[0])
+    return {b: (_stable_dumps(part), len(keys[b])) for b, part in cut.items()}
 
 
 class _WorkerCache:
@@ -881,18 +1019,18 @@ class _WorkerCache:
     def take(self, key: tuple[str, str, int]) -> _Group | None:
         group = self.groups.pop(key, None)
         if group is not None:
-            self.size -= len(group.blob or b"")
+            self.size -= group.size
         return group
 
     def put(self, key: tuple[str, str, int], group: _Group, limit: int) -> None:
-        size = len(group.blob or b"")
+        size = group.size
         if size > limit:
             return
         self.groups[key] = group
         self.size += size
         while self.size > limit:
             _, old = self.groups.popitem(last=False)
-            self.size -= len(old.blob or b"")
+            self.size -= old.size
 
 
 _CACHE = _WorkerCache()
@@ -962,6 +1100,10 @@ class _KeyGroups:
         #: This plan, in workers' caches: every task unpickles its own copy of this object.
         self.plan_id = uuid.uuid4().hex
         self.skip_idle, self.watermark_hooks = _idle_hooks((keyed, *(n for n, _i in self.after)))
+        #: Whether the step's keyed state is kept in buckets (``_Parts``): its operator touches
+        #: keyed state only through the current key (``Operator.keyed_state_by_current_key``).
+        factory = keyed.operator_factory
+        self.bucketed = factory is not None and factory().keyed_state_by_current_key
         #: The keyed step the main output goes to (None: the output is the job's, as columns).
         self.next: _NextStep | None = None if next_step is None else _NextStep(next_step, config)
         #: The output's extra column for the call's metrics (the job's output only; ``_progress``).
@@ -1031,34 +1173,53 @@ class _KeyGroups:
             if not data:
                 return [], marks  # a marker for a key group that holds nothing
             group = self._new_group(kg)
+            if self.bucketed:
+                group.parts = _Parts(0, 0, {}, complete=True)
         elif not data and self._idle(row, state, marks) and not self._ends(row, marks):
             if marks != _row_marks(row, len(self.channels)):
                 state.update(attrs.evolve(row, wms=marks).values())  # the blob as it was
             return [], marks
         else:
-            group = self._group_for(kg, row)
+            group = self._group_for(kg, row, records.n)
         cache_key = (self.plan_id, _query_id(), kg)
         runner = group.runner
-        metrics_before = runner_metrics(runner)
-        group.now[0] = int(state.getCurrentProcessingTimeMs())
-        runner.processing_time_advanced()
-        if data:
-            loads = pickle.loads
-            for ch, values, stamps, keys in records.ordered():
-                names = self.row_names[ch]
-                if names is None:
-                    values = [loads(v) for v in values]
-                else:
-                    values = make_rows(names, map(loads, values))
-                runner.records(self.channels[ch][0], values, stamps, keys)
-        self._advance(group, marks)
-        if self._ends(row, marks):
-            self._end(group)
-        runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
-        results = [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == self.tag]
-        runner.runtime.backend.purge_expired()  # expired TTL state leaves the state store
-        self._metrics = metric_changes(metrics_before, runner_metrics(runner))
-        if self._save(group, kg, state, row):
+        backend = runner.runtime.backend
+        assert backend is not None
+        loader = None
+        if group.parts is not None:
+            loader = _Loader(backend, group.parts, kg, state.buckets)
+            if records.n >= 1 << group.parts.depth:
+                loader.load_all()  # about every bucket is touched: one scan instead of a read each
+            if not group.parts.complete:  # (a call per record otherwise: not when all is held)
+                backend.key_loader = loader
+        try:
+            if row is not None:
+                # Timers up to the row's watermarks fired before it was written (or were not due).
+                self._advance(group, _row_marks(row, len(self.channels)))
+                runner.drain()
+            metrics_before = runner_metrics(runner)
+            group.now[0] = int(state.getCurrentProcessingTimeMs())
+            runner.processing_time_advanced()
+            if data:
+                loads = pickle.loads
+                for ch, values, stamps, keys in records.ordered():
+                    names = self.row_names[ch]
+                    if names is None:
+                        values = [loads(v) for v in values]
+                    else:
+                        values = make_rows(names, map(loads, values))
+                    runner.records(self.channels[ch][0], values, stamps, keys)
+            self._advance(group, marks)
+            if self._ends(row, marks):
+                self._end(group, loader)
+            runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
+            results = [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == self.tag]
+            backend.purge_expired()  # expired TTL state leaves the state store
+            self._metrics = metric_changes(metrics_before, runner_metrics(runner))
+            cacheable = self._save(group, kg, state, row, loader)
+        finally:
+            backend.key_loader = None
+        if cacheable:
             _CACHE.put(cache_key, group, self.cache_bytes)
         return results, marks
 
@@ -1075,10 +1236,13 @@ class _KeyGroups:
         ``_END`` now, and did not in ``row``."""
         return _combined(marks) == _END and _combined(_row_marks(row, len(self.channels))) != _END
 
-    def _end(self, group: _Group) -> None:
+    def _end(self, group: _Group, loader: _Loader | None) -> None:
         """The end of input, as the in-process target ends a bounded run (``SubtaskRunner.finish``):
         every event-time timer has fired (the watermark is ``_END``), then ``end_input`` and
-        ``close`` of the keyed step and of the steps after it (Bytewax's EOF)."""
+        ``close`` of the keyed step and of the steps after it (Bytewax's EOF). Every key's state
+        is loaded first (``end_input`` may visit every key, e.g. Bytewax's ``on_eof``)."""
+        if loader is not None:
+            loader.load_all()
         group.runner.finish()
 
     def _idle(self, row: _StateRow, state: Any, marks: tuple[int | None, ...]) -> bool:
@@ -1104,63 +1268,131 @@ class _KeyGroups:
         wm = _combined(marks)
         return row.next_event is None or wm is None or row.next_event > wm
 
-    def _group_for(self, kg: int, row: _StateRow) -> _Group:
+    def _group_for(self, kg: int, row: _StateRow, n_records: int) -> _Group:
         """The operator instance of key group ``kg`` holding the state of ``row``: this worker's
         cached one when it holds that version (same token, and it has not seen a higher
-        watermark than the row), else a new one restored from the row."""
+        watermark than the row) and the call is not a sparse one over bucketed state (fewer
+        records than buckets: a new instance reads just the buckets it touches, where the cached
+        one, which holds every bucket, would snapshot them all), else a new one restored from the
+        row."""
         known = _row_marks(row, len(self.channels))
         group = _CACHE.take((self.plan_id, _query_id(), kg))
         if (
             group is None
             or group.token != row.token
             or any(_above(g, r) for g, r in zip(group.wms, known, strict=True))
+            or (group.parts is not None and n_records < 1 << group.parts.depth)
         ):
             group = self._new_group(kg)
             self._restore(group, kg, row.blob)
             group.token, group.blob = row.token, row.blob
-        # Timers up to the row's watermarks fired before it was written (or were not due).
-        self._advance(group, known)
-        group.runner.drain()
         return group
 
     def _restore(self, group: _Group, kg: int, blob: bytes) -> None:
-        backend_blob, event_timers, processing_timers, *operator_states = pickle.loads(blob)
+        """Restore the state row's blob into a new instance: its timers, operator states and
+        either the whole group's keyed state or (bucketed) what describes its buckets, which
+        are read when their keys become current (``_Loader``)."""
+        head, event_timers, processing_timers, *operator_states = pickle.loads(blob)
         rt = group.runner.runtime
-        rt.backend.restore_key_group(kg, backend_blob)
+        assert rt.backend is not None
+        if isinstance(head, tuple):
+            _layout, depth, n_keys, signatures = head
+            rt.backend.add_entries(kg, signatures, {})  # checks the states' definitions
+            group.parts = _Parts(depth, n_keys, dict(signatures), complete=False)
+        else:
+            rt.backend.restore_key_group(kg, head)
+            if self.bucketed:  # a whole-group row (written before buckets): written as buckets next
+                group.parts = _Parts(0, 0, {}, complete=True)
         rt.event_timers.restore(event_timers)
         rt.processing_timers.restore(processing_timers)
         if operator_states:
             group.runner.restore_operator_states(operator_states[0])
 
-    def _save(self, group: _Group, kg: int, state: Any, row: _StateRow | None) -> bool:
-        """Write the key group's state row if it changed (remove it when nothing is left);
-        whether the group may be cached, holding the row's version."""
+    def _save(
+        self, group: _Group, kg: int, state: Any, row: _StateRow | None, loader: _Loader | None
+    ) -> bool:
+        """Write the key group's state row (and changed buckets) if it changed; remove it when
+        nothing is left. Whether the group may be cached, holding the row's version: only an
+        instance holding all of it."""
         rt = group.runner.runtime
-        backend_blob = rt.backend.snapshot_key_group(kg)
+        backend = rt.backend
+        assert backend is not None
+        parts = group.parts
         event_timers = rt.event_timers.snapshot()
         processing_timers = rt.processing_timers.snapshot()
         operator_states = group.runner.operator_states()
         held = any(s is not None for s in operator_states)
-        if backend_blob == _EMPTY_STATE and not event_timers and not processing_timers and not held:
+        buckets_written = False
+        head: Any
+        if parts is None:
+            head = backend.snapshot_key_group(kg)
+            empty = head == _EMPTY_STATE
+        else:
+            assert loader is not None
+            buckets_written = _save_buckets(parts, backend, kg, state.buckets, loader)
+            head = parts.header()
+            empty = parts.n_keys == 0
+        if empty and not event_timers and not processing_timers and not held:
             if row is not None:
                 state.remove()
             return False
-        parts = (backend_blob, event_timers, processing_timers)
-        blob = _stable_dumps((*parts, operator_states) if held else parts)
+        fields = (head, event_timers, processing_timers)
+        blob = _stable_dumps((*fields, operator_states) if held else fields)
         wms = tuple(group.wms)
-        if row is None or blob != group.blob or wms != _row_marks(row, len(self.channels)):
-            token = random.getrandbits(62)
+        if row is None or buckets_written or blob != group.blob or wms != _row_marks(row, len(self.channels)):
+            token = random.getrandbits(62)  # a new version: any bucket written changes it too
+            # TTL entries in buckets not read this call: as the row said.
+            unread_ttl = parts is not None and not parts.complete and row is not None and row.ttl
+            ttl = backend.holds_ttl_state() or unread_ttl
             written = _StateRow(
                 blob,
                 token,
                 wms,
                 event_timers[0][0] if event_timers else None,
                 processing_timers[0][0] if processing_timers else None,
-                rt.backend.holds_ttl_state(),
+                ttl,
             )
             state.update(written.values())
             group.blob, group.token = blob, token
+        return parts is None or parts.complete
+
+
+def _save_buckets(parts: _Parts, backend: KeyedStateBackend, kg: int, buckets: Any, loader: _Loader) -> bool:
+    """Write the buckets of ``parts`` whose entries changed (remove emptied ones), or, when the
+    group's size calls for another depth (``_depth_for``), read every bucket and write them all
+    anew at that depth. Whether any bucket was written."""
+    stores = backend.key_group_entries(kg)
+    cut = _split(stores, parts.depth)
+    n_keys = parts.n_keys
+    for bucket in parts.stored.keys() | cut.keys():
+        old, new = parts.stored.get(bucket), cut.get(bucket)
+        n_keys += (new[1] if new is not None else 0) - (old[1] if old is not None else 0)
+    signatures = {**parts.signatures, **backend.signatures(stores)}
+    depth = _depth_for(n_keys, parts.depth)
+    if depth != parts.depth:
+        if not parts.complete:
+            loader.load_all()
+            stores = backend.key_group_entries(kg)
+            signatures = {**signatures, **backend.signatures(stores)}
+        cut = _split(stores, depth)
+        buckets.clear()
+        for bucket, part in cut.items():
+            buckets.updateValue((bucket,), part)
+        parts.stored = dict(cut)
+        parts.depth, parts.n_keys, parts.signatures = depth, sum(n for _b, n in cut.values()), signatures
         return True
+    written = False
+    for bucket in parts.stored.keys() | cut.keys():
+        new = cut.get(bucket)
+        if new != parts.stored.get(bucket):
+            if new is None:
+                buckets.removeKey((bucket,))
+            else:
+                buckets.updateValue((bucket,), new)
+            written = True
+        parts.stored[bucket] = new
+    parts.n_keys, parts.signatures = n_keys, signatures
+    return written
 
 
 def _row_marks(row: _StateRow | None, n: int) -> tuple[int | None, ...]:
@@ -1227,9 +1459,11 @@ class _TwsState:
 
     _UNREAD = object()
 
-    def __init__(self, value: Any, now: int) -> None:
+    def __init__(self, value: Any, now: int, buckets: Any = None) -> None:
         self.value = value
         self.now = now
+        #: The step's ``MapState`` of buckets (``_Parts``).
+        self.buckets = buckets
         self._row: Any = self._UNREAD
 
     @property
@@ -1270,11 +1504,12 @@ class _KeyGroupProcessor(_processor_base()):  # type: ignore[misc]
 
     def init(self, handle: Any) -> None:
         self.row = handle.getValueState("kg", _spark_schema(_STATE_FIELDS))
+        self.buckets = handle.getMapState("kb", _spark_schema(_BUCKET_KEY), _spark_schema(_BUCKET_FIELDS))
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:  # noqa: N802,N803
         frames = [pdf for pdf in rows if len(pdf)]
         now = int(frames[0]["now"].iloc[0]) if frames else 0
-        yield from self.fn(key, iter(frames), _TwsState(self.row, now))
+        yield from self.fn(key, iter(frames), _TwsState(self.row, now, self.buckets))
 
     def close(self) -> None:
         pass

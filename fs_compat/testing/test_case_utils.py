@@ -26,19 +26,34 @@ class PyFlinkTestCase(unittest.TestCase):
 
     @classmethod
     def assert_equals(cls, actual: Any, expected: Any) -> None:
-        assert sorted(map(str, actual)) == sorted(map(str, expected)), f"{actual} != {expected}"
+        """Equal as multisets: both lists sorted in place, then compared item by item (PyFlink's
+        check; items must be mutually orderable)."""
+        actual.sort()
+        expected.sort()
+        assert len(actual) == len(expected), f"{actual} != {expected}"
+        assert all(x == y for x, y in zip(actual, expected, strict=True)), f"{actual} != {expected}"
 
 
-class _EnvTestCase(PyFlinkTestCase):
-    """An environment in ``mode`` with parallelism 2, shared by the class (as in PyFlink)."""
+class PyFlinkITTestCase(PyFlinkTestCase):
+    """Base of PyFlink's integration tests: ``cls.env``, one environment shared by the tests of
+    the class (PyFlink's runs on a MiniCluster; here it runs on the configured target)."""
 
     env: ClassVar[_Env]
-    mode: ClassVar[_Mode]
 
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
         cls.env = _Env.get_execution_environment()
+
+
+class _EnvTestCase(PyFlinkITTestCase):
+    """The shared environment in ``mode`` with parallelism 2 (as in PyFlink)."""
+
+    mode: ClassVar[_Mode]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
         cls.env.set_parallelism(2)
         cls.env.set_runtime_mode(cls.mode)
 
@@ -55,4 +70,4 @@ class PyFlinkBatchTestCase(_EnvTestCase):
     mode = _Mode.BATCH
 
 
-__all__ = ["PyFlinkBatchTestCase", "PyFlinkStreamingTestCase", "PyFlinkTestCase"]
+__all__ = ["PyFlinkBatchTestCase", "PyFlinkITTestCase", "PyFlinkStreamingTestCase", "PyFlinkTestCase"]

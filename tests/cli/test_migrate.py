@@ -225,8 +225,8 @@ def test_known_unsupported_method_calls_are_findings_with_their_advice() -> None
         "env = StreamExecutionEnvironment.get_execution_environment()\n"
         "env.enable_checkpointing(1000)\n"
         "ds = env.add_source(MySource())\n"
-        "ds.map(lambda x: x) \\\n"
-        "    .partition_custom(my_partitioner, my_key)\n"
+        "env \\\n"
+        "    .execute_async('job')\n"
         "ds.add_sink(MySinkFunction())\n"  # supported: no finding
         "ds.sink_to(my_sink)\n"  # supported (connector sinks): no finding
     )
@@ -239,7 +239,7 @@ def test_known_unsupported_method_calls_are_findings_with_their_advice() -> None
         "job.py:4: StreamExecutionEnvironment.add_source — source functions are not ported "
         "(FlinkKafkaConsumer is): use env.from_source(FileSource/KafkaSource ...), "
         "env.from_collection(...), or read with Spark and env.from_dataframe(df)",
-        "job.py:6: DataStream.partition_custom — use key_by(...) to co-locate records by key",
+        "job.py:6: StreamExecutionEnvironment.execute_async — use execute()",
     ]
 
 
@@ -335,12 +335,24 @@ def test_every_method_in_the_table_is_unsupported_or_a_no_op(method: str) -> Non
             for p in inspect.signature(bound).parameters.values()
             if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
-        if owner is fd.KeyedStream and method == "partition_custom":  # as in PyFlink
-            expected: tuple[type[Exception], str] = (
-                Exception,
-                "Cannot override partitioning for KeyedStream",
-            )
-        else:
-            expected = (NotImplementedError, f"{method}.* is not supported by fs-compat")
+        expected = (NotImplementedError, f"{method}.* is not supported by fs-compat")
         with pytest.raises(expected[0], match=expected[1]):
             bound(*[object()] * len(required))
+
+
+def test_mock_patch_targets_are_ported_like_imports() -> None:
+    source = (
+        "from unittest.mock import patch\n"
+        "import unittest.mock\n"
+        "with patch('pyflink.common.time.get_gateway', side_effect=AssertionError()):\n"
+        "    pass\n"
+        'with unittest.mock.patch("bytewax.testing.run_main"):\n'
+        "    pass\n"
+        "patch('os.getcwd')\n"
+        "print('pyflink.common')\n"
+    )
+    code = migrate_source(source).code
+    assert "patch('fs_compat.common.time.get_gateway', side_effect=AssertionError())" in code
+    assert 'unittest.mock.patch("fs_compat.bytewax.testing.run_main")' in code
+    assert "patch('os.getcwd')" in code
+    assert "print('pyflink.common')" in code  # only patch targets name a module

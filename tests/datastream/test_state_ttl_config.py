@@ -1,5 +1,5 @@
-"""``StateTtlConfig``: PyFlink's own StateTtlConfig tests (pyflink/datastream/tests/
-test_state_ttl_config.py) ported - the JVM/protobuf round trips aside - plus the builder, its
+"""``StateTtlConfig``: the RocksDB compaction-filter cleanup settings (the behaviours PyFlink's own
+``test_state_ttl_config.py`` checks, without its JVM and protobuf round trips), the builder, its
 defaults, validation and the mapping onto ``fs_api_advanced.TtlConfig``."""
 
 from __future__ import annotations
@@ -19,57 +19,60 @@ from fs_compat.datastream.state import StateTtlConfig
 CS = StateTtlConfig.CleanupStrategies
 
 
-# Ported from PyFlink's StateTtlConfigTests. ------------------------------------------------------
+# The RocksDB compaction-filter cleanup: defaults, explicit values, serialization. -------------------
 
 
-def test_default_cleanup() -> None:
-    config = StateTtlConfig.new_builder(Time.days(1)).build()
+def _compaction(config: StateTtlConfig) -> Any:
     strategy = config.get_cleanup_strategies().get_rocksdb_compact_filter_cleanup_strategy()
     assert strategy is not None
+    return strategy
+
+
+def test_compaction_filter_cleanup_is_on_by_default() -> None:
+    strategy = _compaction(StateTtlConfig.new_builder(Time.hours(6)).build())
     assert strategy.get_query_time_after_num_entries() == 1000
     assert strategy.get_periodic_compaction_time() == Duration.of_days(30)
 
 
-@pytest.mark.parametrize("arguments", [(), (None,), (0,), (False,), ("",)], ids=repr)
-def test_explicit_cleanup(arguments: tuple[Any, ...]) -> None:
+@pytest.mark.parametrize("no_period", [(), (None,), (0,), (False,), ("",)], ids=repr)
+def test_a_missing_or_empty_compaction_period_means_the_default(no_period: tuple[Any, ...]) -> None:
     config = (
-        StateTtlConfig.new_builder(Time.days(1)).cleanup_in_rocksdb_compact_filter(17, *arguments).build()
+        StateTtlConfig.new_builder(Time.minutes(90))
+        .cleanup_in_rocksdb_compact_filter(250, *no_period)
+        .build()
     )
-    strategy = config.get_cleanup_strategies().get_rocksdb_compact_filter_cleanup_strategy()
-    assert strategy is not None
-    assert strategy.get_query_time_after_num_entries() == 17
+    strategy = _compaction(config)
+    assert strategy.get_query_time_after_num_entries() == 250
     assert strategy.get_periodic_compaction_time() == Duration.of_days(30)
 
 
-@pytest.mark.parametrize("explicit_cleanup", [False, True])
 @pytest.mark.parametrize("serializer", [pickle, cloudpickle])
-def test_cleanup_round_trip(explicit_cleanup: bool, serializer: Any) -> None:
-    builder = StateTtlConfig.new_builder(Time.days(1))
-    if explicit_cleanup:
-        builder.cleanup_in_rocksdb_compact_filter(17)
+@pytest.mark.parametrize("entries", [None, 42])
+def test_serialized_configs_keep_ttl_and_compaction_settings(entries: int | None, serializer: Any) -> None:
+    builder = StateTtlConfig.new_builder(Time.seconds(45))
+    if entries is not None:
+        builder.cleanup_in_rocksdb_compact_filter(entries)
     config = builder.build()
     restored = serializer.loads(serializer.dumps(config))
-    strategy = restored.get_cleanup_strategies().get_rocksdb_compact_filter_cleanup_strategy()
-    assert restored.get_ttl() == Time.days(1)
-    assert strategy.get_query_time_after_num_entries() == (17 if explicit_cleanup else 1000)
+    assert restored.get_ttl() == Time.seconds(45)
+    assert _compaction(restored).get_query_time_after_num_entries() == (1000 if entries is None else entries)
     assert restored == config
     assert restored.to_ttl_config() == config.to_ttl_config()
 
 
-def test_default_duration_is_created_by_accessor() -> None:
-    strategy = CS.RocksdbCompactFilterCleanupStrategy(17)
-    duration = strategy.get_periodic_compaction_time()
-    assert duration == Duration.of_days(30)
-    assert strategy.get_periodic_compaction_time() is duration
+def test_the_default_compaction_period_is_made_once_by_its_accessor() -> None:
+    strategy = CS.RocksdbCompactFilterCleanupStrategy(8)
+    first = strategy.get_periodic_compaction_time()
+    assert first == Duration.of_days(30)
+    assert strategy.get_periodic_compaction_time() is first
 
 
-@pytest.mark.parametrize("milliseconds", [0, 3600000])
-def test_explicit_duration_is_preserved(milliseconds: int) -> None:
-    duration = Duration.of_millis(milliseconds)
-    config = StateTtlConfig.new_builder(Time.days(1)).cleanup_in_rocksdb_compact_filter(17, duration).build()
-    strategy = config.get_cleanup_strategies().get_rocksdb_compact_filter_cleanup_strategy()
-    assert strategy is not None
-    assert strategy.get_periodic_compaction_time() is duration
+@pytest.mark.parametrize(
+    "period", [Duration.of_millis(0), Duration.of_minutes(5), Duration.of_days(2)], ids=str
+)
+def test_an_explicit_compaction_period_is_kept_as_given(period: Duration) -> None:
+    config = StateTtlConfig.new_builder(Time.days(3)).cleanup_in_rocksdb_compact_filter(9, period).build()
+    assert _compaction(config).get_periodic_compaction_time() is period
 
 
 # Enums. ---------------------------------------------------------------------------------------------

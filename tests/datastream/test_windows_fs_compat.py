@@ -61,8 +61,14 @@ class _Second(TimestampAssigner):
         return int(value[1])
 
 
-def _timed(env: StreamExecutionEnvironment, items: list[tuple[str, int]]) -> Any:
+def _timed(env: StreamExecutionEnvironment, items: list[tuple[str, int]], per_element: bool = False) -> Any:
+    """``items`` with their second field as timestamp. Flink's watermarks are periodic (every
+    200 ms of processing time), so a small input sees its first watermark at its end; lateness
+    needs watermarks between the records: ``per_element`` emits one after every record (Flink's
+    ``PerElementWatermarkGenerator``, as PyFlink's own lateness test uses)."""
     ws = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(_Second())
+    if per_element:
+        ws = ws.with_per_element_watermarks()
     return env.from_collection(items).assign_timestamps_and_watermarks(ws)
 
 
@@ -135,7 +141,7 @@ def test_allowed_lateness_refires_then_drops_to_the_side_output() -> None:
     late = OutputTag("late")
     items = [("a", 1), ("a", 2), ("a", 6), ("a", 3), ("a", 9), ("a", 4)]
     windowed = (
-        _timed(env, items)
+        _timed(env, items, per_element=True)
         .key_by(lambda v: v[0])
         .window(TumblingEventTimeWindows.of(Time.milliseconds(5)))
         .allowed_lateness(3)
@@ -166,7 +172,7 @@ def test_late_elements_without_a_side_output_are_dropped_and_counted() -> None:
     env = _env()
     items = [("a", 1), ("a", 9), ("a", 2)]
     out = (
-        _timed(env, items)
+        _timed(env, items, per_element=True)
         .key_by(lambda v: v[0])
         .window(TumblingEventTimeWindows.of(Time.milliseconds(5)))
         .process(Describe())
@@ -175,21 +181,39 @@ def test_late_elements_without_a_side_output_are_dropped_and_counted() -> None:
     assert sorted(out) == [("a", 0, 5, [1]), ("a", 5, 10, [9])]
 
 
-def test_continuous_event_time_trigger_fires_early() -> None:
+def _continuous(per_element: bool) -> list[Any]:
     env = _env()
     items = [("a", 0), ("a", 3), ("a", 6), ("a", 11), ("a", 25)]
-    out = (
-        _timed(env, items)
+    return list(
+        _timed(env, items, per_element)
         .key_by(lambda v: v[0])
         .window(TumblingEventTimeWindows.of(Time.milliseconds(20)))
         .trigger(ContinuousEventTimeTrigger.of(Time.milliseconds(5)))
         .process(Describe())
         .execute_and_collect()
     )
+
+
+def test_continuous_event_time_trigger_fires_early() -> None:
+    # Flink's output: the input is over before the first periodic watermark, so at its end the
+    # watermark passes 5, 10, 15 and the end (19) of [0, 20), each firing with all four
+    # elements, then 30, 35 and the end of [20, 40).
+    assert _continuous(per_element=False) == [
+        ("a", 0, 20, [0, 3, 6, 11]),
+        ("a", 0, 20, [0, 3, 6, 11]),
+        ("a", 0, 20, [0, 3, 6, 11]),
+        ("a", 0, 20, [0, 3, 6, 11]),
+        ("a", 20, 40, [25]),
+        ("a", 20, 40, [25]),
+        ("a", 20, 40, [25]),
+    ]
+
+
+def test_continuous_event_time_trigger_with_a_watermark_per_element() -> None:
     # Early firings every 5 ms of event time (the watermark of 6 reaches 5, of 11 reaches 10, of
     # 25 passes 15 and the end), then at the window's end; at the end of input the watermark
     # passes 30, 35 and the end of [20, 40).
-    assert list(out) == [
+    assert _continuous(per_element=True) == [
         ("a", 0, 20, [0, 3, 6]),
         ("a", 0, 20, [0, 3, 6, 11]),
         ("a", 0, 20, [0, 3, 6, 11]),
@@ -358,7 +382,7 @@ def test_window_state_and_global_state() -> None:
     env.set_parallelism(1)
     items = [("a", 1), ("a", 6), ("a", 2), ("a", 3), ("a", 12)]
     out = (
-        _timed(env, items)
+        _timed(env, items, per_element=True)
         .key_by(lambda v: v[0])
         .window(TumblingEventTimeWindows.of(Time.milliseconds(5)))
         .allowed_lateness(10)

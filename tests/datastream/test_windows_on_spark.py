@@ -1,6 +1,5 @@
-"""The ported PyFlink window tests again, all of them, on the Spark target: the same test bodies
-with ``execution.target`` set to ``spark``; results must be identical to the in-process
-target's. Then one streaming query whose open windows survive a restart from its checkpoint."""
+"""Windows on a streaming DataFrame, across a restart from the checkpoint: the open windows
+survive it. (``test_windows.py`` runs every window behaviour on the Spark batch target too.)"""
 
 from __future__ import annotations
 
@@ -10,30 +9,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_windows as ported
 
 from fs_compat.common import Configuration, Time, Types
 from fs_compat.datastream import StreamExecutionEnvironment
+from fs_compat.datastream.functions import ProcessWindowFunction
 from fs_compat.datastream.window import TumblingEventTimeWindows
 from fs_compat.spark import spark_session
-from fs_compat.testing.test_case_utils import PyFlinkStreamingTestCase
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 _SPARK = Configuration().set_string("execution.target", "spark")
 
 
-class SparkWindowTests(ported.WindowTests, PyFlinkStreamingTestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.env.configure(_SPARK)
-
-
 # Windows on a streaming DataFrame, across a restart from the checkpoint. -------------------------
 
 
-class _SumPerWindow(ported.ProcessWindowFunction):  # type: ignore[misc]
+class _SumPerWindow(ProcessWindowFunction):
     def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
         yield (key, context.window().start, sum(e.n for e in elements))
 

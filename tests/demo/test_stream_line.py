@@ -44,7 +44,7 @@ def test_a_micro_batch_line_with_metrics(connect: bool) -> None:
     first = _progress.StreamProgress.of(_progress_of(plan, 0, blob))
     assert first is not None
     assert first.line() == (
-        "[q] batch 0: 3 in | positive 3 in, 2 out | count 2 in, 1 out | state 2 key groups, 2.0 KiB"
+        "[q] batch 0: 3 in | positive 3 in, 2 out | count 2 in, 1 out | state 2 rows, 2.0 KiB"
         " | watermark 500 | 0.25 s | count: seen 2"
     )
     second = _progress.StreamProgress.of(_progress_of(plan, 1, blob))

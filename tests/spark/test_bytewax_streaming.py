@@ -149,3 +149,73 @@ def test_two_stateful_steps_keyed_differently_survive_a_restart_from_the_checkpo
     _write(spark, source, "3", [("a", 4), ("c", 100)])
     _run(_two_step_query(spark, source), checkpoint, sink)  # restarted: both steps' state goes on
     assert _sink(spark, sink) == first + Counter({("odd", 3): 1, ("odd", 4): 1})
+
+
+def test_join_of_two_streaming_sources_waits_for_both_sides_across_a_restart(tmp_path: Path) -> None:
+    """``op.join`` of two streaming DataFrames (a ``stateful_batch`` over both inputs): a side that
+    arrived before the restart is in the checkpoint, and the join emits once the other side
+    arrives after it, as Bytewax's join does (emit when every side has a value, then forget)."""
+    spark = spark_session()
+    left, right = tmp_path / "left", tmp_path / "right"
+    checkpoint, sink = tmp_path / "ck", tmp_path / "out"
+
+    def query() -> Any:
+        flow = Dataflow("join")
+        a: Any = op.input("a", flow, DataFrameSource(_events(spark, left)))
+        b: Any = op.input("b", flow, DataFrameSource(_events(spark, right)))
+        a = op.map_value("an", op.key_on("ka", a, lambda row: row.user), lambda row: row.n)
+        b = op.map_value("bn", op.key_on("kb", b, lambda row: row.user), lambda row: row.n)
+        joined = op.join("j", a, b)
+        return to_dataframe(joined, Types.TUPLE([Types.STRING(), Types.TUPLE([Types.LONG(), Types.LONG()])]))
+
+    _write(spark, left, "1", [("a", 1), ("b", 2)])
+    _write(spark, right, "1", [("b", 20)])
+    _run(query(), checkpoint, sink)
+    first = Counter({("b", (2, 20)): 1})  # "a" waits for its right side
+    assert _sink(spark, sink) == first
+
+    _write(spark, right, "2", [("a", 10)])
+    _write(spark, left, "2", [("b", 3)])  # "b" was emitted and forgotten: it waits again
+    _run(query(), checkpoint, sink)
+    assert _sink(spark, sink) == first + Counter({("a", (1, 10)): 1})
+
+
+def test_a_tumbling_window_over_a_streaming_source_closes_across_a_restart(tmp_path: Path) -> None:
+    """An event-time tumbling ``count_window``: a window opened before the restart is in the
+    checkpoint and closes when a later micro-batch's events move the key's watermark past its end
+    (Bytewax's ``EventClock`` keeps a watermark per key, moved by the key's events and by system
+    time: here a fixed clock, so only events move it)."""
+    from fs_compat.bytewax.operators import windowing as win
+
+    spark = spark_session()
+    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    now = FileClock(tmp_path / "now")
+    now.set(start)
+
+    def query() -> Any:
+        flow = Dataflow("windows")
+        s: Any = op.input("inp", flow, DataFrameSource(_events(spark, source)))
+        clock = win.EventClock(
+            lambda row: start + timedelta(seconds=row.n),
+            wait_for_system_duration=timedelta(0),
+            now_getter=now,
+        )
+        windower = win.TumblingWindower(length=timedelta(seconds=10), align_to=start)
+        counted = win.count_window("count", s, clock, windower, lambda row: row.user)
+        out = Types.TUPLE([Types.STRING(), Types.TUPLE([Types.LONG(), Types.LONG()])])
+        return to_dataframe(counted.down, out)
+
+    _write(spark, source, "1", [("a", 1), ("a", 2), ("b", 5)])
+    _run(query(), checkpoint, sink)
+    assert _sink(spark, sink) == Counter()  # window [0 s, 10 s) is open
+
+    # a's watermark passes 10 s (its window [10 s, 20 s) opens), b's passes 10 s and 20 s.
+    _write(spark, source, "2", [("a", 12), ("b", 25)])
+    _run(query(), checkpoint, sink)
+    second = Counter({("a", (0, 2)): 1, ("b", (0, 1)): 1})
+    assert _sink(spark, sink) == second
+
+    _write(spark, source, "3", [("a", 31)])  # a's window [10 s, 20 s) closes; b's [20 s, 30 s) waits
+    _run(query(), checkpoint, sink)
+    assert _sink(spark, sink) == second + Counter({("a", (1, 1)): 1})

@@ -210,9 +210,13 @@ def run(program: Program, target: str) -> Counter[Any]:
     else:
         ds = env.from_collection(list(program.records))
     if program.out_of_orderness_ms is not None:
-        strategy = WatermarkStrategy.for_bounded_out_of_orderness(
-            Duration.of_millis(program.out_of_orderness_ms)
-        ).with_timestamp_assigner(_timestamp)
+        # A watermark after every record: periodic ones (Flink's default) would depend on how
+        # fast each target handles the records.
+        strategy = (
+            WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(program.out_of_orderness_ms))
+            .with_timestamp_assigner(_timestamp)
+            .with_per_element_watermarks()
+        )
         ds = ds.assign_timestamps_and_watermarks(strategy)
     key_type = Types.STRING() if program.key_typed else None
     out = ds.key_by(_key, key_type=key_type).process(StatefulProgram(program.spec))

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pytest
 from pyspark import cloudpickle
 from pyspark.sql.streaming.state import GroupState
+from stream_query import MapStateDict
 
 from fs_compat.common import Duration, TimestampAssigner, Types, WatermarkStrategy
 from fs_compat.datastream import MapFunction, StreamExecutionEnvironment
@@ -60,7 +61,9 @@ class Echo(MapFunction):
 
 
 def _state() -> GroupState:
-    return GroupState(
+    """A new key group's state, as the key-group pass gets it: the state row (PySpark's
+    ``GroupState``) and the buckets' ``MapState`` (``MapStateDict``)."""
+    state = GroupState(
         None,  # type: ignore[arg-type]  # no state row yet
         1000,
         -1,
@@ -74,6 +77,8 @@ def _state() -> GroupState:
         b"",
         _spark_schema(_STATE_FIELDS),
     )
+    state.buckets = MapStateDict({})  # type: ignore[attr-defined]
+    return state
 
 
 def _task_copy(fn: _KeyGroups) -> _KeyGroups:

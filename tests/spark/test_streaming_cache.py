@@ -4,9 +4,10 @@ micro-batch, a query restarted from an older checkpoint, or a changed job restar
 checkpoint get the checkpoint's state and the job's code; key groups a micro-batch has nothing for
 are neither restored nor rewritten.
 
-The first tests call the ``applyInPandasWithState`` function in this process as Spark's worker
-does (a copy unpickled per call, as per task, PySpark's own ``GroupState``), so which version the
-cache holds is known; the last one runs the queries on Spark."""
+The first tests call the key-group function in this process as Spark's worker does (a copy
+unpickled per call, as per task, PySpark's own ``GroupState`` for the state row, and a versioned
+copy of the buckets' ``MapState`` per call, as a micro-batch sees the state store's version), so
+which version the cache holds is known; the last one runs the queries on Spark."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import pytest
 from pyspark import cloudpickle
 from pyspark.sql import Row
 from pyspark.sql.streaming.state import GroupState
-from stream_query import run_to_parquet
+from stream_query import MapStateDict, run_to_parquet
 
 from fs_compat.common import Configuration, Types
 from fs_compat.datastream import KeyedProcessFunction, StreamExecutionEnvironment
@@ -79,17 +80,22 @@ def _key_groups(step: int = 1) -> tuple[_KeyGroups, int]:
     return _KeyGroups(node, (), None, LocalConfig(), OutputColumns(OUT), None), kg
 
 
+#: A key group's state as a micro-batch sees it: its state row, and its buckets.
+Stored = tuple[tuple[Any, ...], dict[tuple[Any, ...], tuple[Any, ...]]]
+
+
 def _call(
     fn: _KeyGroups,
     kg: int,
     records: list[tuple[str, str]],
-    row: tuple[Any, ...] | None,
+    stored: Stored | None,
     now: int = 1000,
     ts: int | None = None,
-) -> tuple[list[tuple[Any, ...]], tuple[Any, ...] | None]:
+) -> tuple[list[tuple[Any, ...]], Stored | None]:
     """One call as in a Spark task: ``records`` (timestamp ``ts``) and one marker (watermark
-    ``ts``) for key group ``kg`` whose state row is ``row``; the outputs and the state
-    row after the call."""
+    ``ts``) for key group ``kg`` whose stored state is ``stored``; the outputs and the stored
+    state after the call (None: no state row)."""
+    row = None if stored is None else stored[0]
     task_copy = pickle.loads(cloudpickle.dumps(fn))  # Spark unpickles the function per task
     pdf = pd.DataFrame(
         {
@@ -113,9 +119,11 @@ def _call(
         b"",
         _spark_schema(_STATE_FIELDS),
     )
+    buckets = state.buckets = MapStateDict({} if stored is None else stored[1])  # type: ignore[attr-defined]
     frames = list(task_copy((kg,), iter([pdf]), state))
     outs = [tuple(r) for frame in frames for r in frame.itertuples(index=False)]
-    return outs, state.getOption
+    after = state.getOption
+    return outs, None if after is None else (tuple(after), buckets.entries)
 
 
 def _kept(fn: _KeyGroups, kg: int) -> Any:
@@ -140,7 +148,8 @@ def test_a_cached_key_group_is_used_only_for_the_state_version_it_holds() -> Non
     assert outs == [("a", 2)]
     restored = _kept(fn, kg)
     assert restored is not None and restored is not first  # restored from row1
-    assert row2_again is not None and row2_again[1] != row1[1] and row2_again[1] != row2[1]  # new token
+    assert row2_again is not None and row2 is not None
+    assert row2_again[0][1] != row1[0][1] and row2_again[0][1] != row2[0][1]  # new token
     # A restart from the checkpoint after the first run of micro-batch 2 (row2, whose version the
     # cache no longer holds) gets row2's state.
     outs, row3 = _call(fn, kg, [("a", "x")], row2)
@@ -156,14 +165,14 @@ def test_a_cached_key_group_is_used_only_for_the_state_version_it_holds() -> Non
 def test_a_key_group_without_records_or_due_timers_is_not_restored_or_rewritten() -> None:
     fn, kg = _key_groups()
     _, row = _call(fn, kg, [("a", "ptimer")], None, now=1000)
-    assert row is not None and row[4] == 1100  # the header: the earliest processing-time timer
+    assert row is not None and row[0][4] == 1100  # the header: the earliest processing-time timer
     # A new task (cold cache for this plan) with only the marker, before the timer is due.
     cold, _ = _key_groups()
     outs, after = _call(cold, kg, [], row, now=1050)
     assert (outs, after, _kept(cold, kg)) == ([], row, None)  # not restored, not rewritten
     outs, after = _call(cold, kg, [], row, now=1100)  # due: restored, fired, rewritten
     assert outs == [("a", -1100)] and _kept(cold, kg) is not None
-    assert after is not None and after[4] is None and after[1] != row[1]
+    assert after is not None and after[0][4] is None and after[0][1] != row[0][1]
 
     # Read only, after a restore in another plan (a cold cache): the blob is written again only
     # if the state changed, and re-snapshotting restored state gives the same bytes.
@@ -176,19 +185,60 @@ def test_a_key_group_without_records_or_due_timers_is_not_restored_or_rewritten(
 def test_an_idle_key_group_learns_the_watermark_without_being_restored() -> None:
     fn, kg = _key_groups()
     _, row = _call(fn, kg, [("a", "etimer")], None, ts=100)  # an event-time timer at 200
-    assert row is not None and (row[2], row[3]) == ([100], 200)  # watermarks, next_event
+    assert row is not None and (row[0][2], row[0][3]) == ([100], 200)  # watermarks, next_event
     kept = _kept(fn, kg)
     cold, _ = _key_groups()
     outs, after = _call(cold, kg, [], row, ts=150)  # the watermark moves to 150: not due
     assert outs == [] and _kept(cold, kg) is None
-    assert after == (row[0], row[1], [150], 200, None, False)  # only the watermark changed
+    header = row[0]
+    assert after == ((header[0], header[1], [150], 200, None, False), row[1])  # only the watermark changed
     outs, fired = _call(cold, kg, [], after, ts=200)
     assert outs == [("a", -200)] and _kept(cold, kg) is not None
-    assert fired is not None and (fired[2], fired[3]) == ([200], None)
+    assert fired is not None and (fired[0][2], fired[0][3]) == ([200], None)
     # The original plan's worker cache holds the version of ``row`` (the same token), but it has
     # not seen watermark 150: it catches up from the row before the record.
     outs, _ = _call(fn, kg, [("a", "x")], after, ts=160)
     assert outs == [("a", 2)] and _kept(fn, kg) is kept
+
+
+def test_a_call_reads_and_rewrites_only_the_buckets_of_the_keys_it_touches() -> None:
+    """A key group's keyed state is cut into buckets of its keys (``PER_BUCKET`` keys each on
+    average): a call with few records reads just their keys' buckets and writes back the ones that
+    changed; one with about as many records as buckets reads them all in one scan."""
+    fn, kg = _key_groups()
+    encoder = KeyEncoder(fn.keyed.inputs[0].key_codec, 128)
+    keys = [k for k in (f"k{i}" for i in range(100_000)) if encoder.locate(k)[1] == kg][:200]
+    MapStateDict.calls.clear()
+    outs, stored = _call(fn, kg, [(k, "x") for k in keys], None)
+    assert sorted(outs) == sorted((k, 1) for k in keys) and stored is not None
+    depth = pickle.loads(stored[0][0])[0][1]  # the header: ("buckets", depth, keys, signatures)
+    assert (depth, pickle.loads(stored[0][0])[0][2]) == (3, 200)  # 200 keys: 8 buckets of ~25
+    assert len(stored[1]) == 8 and sum(n for _blob, n in stored[1].values()) == 200
+    assert MapStateDict.calls == Counter({"updateValue": 8, "clear": 1})  # the new depth: all written
+
+    # Another worker (a cold cache), one record: one bucket read, that bucket written.
+    cold, _ = _key_groups()
+    MapStateDict.calls.clear()
+    outs, after = _call(cold, kg, [(keys[7], "x")], stored)
+    assert outs == [(keys[7], 2)] and after is not None
+    assert MapStateDict.calls == Counter({"getValue": 1, "updateValue": 1})
+    changed = {b for b in stored[1] if after[1][b] != stored[1][b]}
+    assert len(changed) == 1 and after[0][1] != stored[0][1]  # one bucket, and a new token
+
+    # A read: its bucket is read, nothing is written (the same bytes), the row stays.
+    other, _ = _key_groups()
+    MapStateDict.calls.clear()
+    outs, again = _call(other, kg, [(keys[7], "read")], after)
+    assert outs == [(keys[7], 2)] and again == after
+    assert MapStateDict.calls == Counter({"getValue": 1})
+
+    # Eight records: about every bucket is touched, so one scan reads them all.
+    dense, _ = _key_groups()
+    MapStateDict.calls.clear()
+    outs, last = _call(dense, kg, [(k, "x") for k in keys[:8]], after)
+    assert sorted(outs) == sorted((k, 3 if k == keys[7] else 2) for k in keys[:8])
+    assert MapStateDict.calls["iterator"] == 1 and MapStateDict.calls["getValue"] == 0
+    assert last is not None and _kept(dense, kg) is not None  # it holds every bucket: cached
 
 
 COUNTS = Types.ROW_NAMED(["key", "count"], [Types.STRING(), Types.LONG()])

@@ -1,13 +1,15 @@
-"""The ``spark-streaming`` target: a named slice of the ported PyFlink, window and Bytewax tests
-runs, unchanged, on ``local``, ``spark`` and ``spark-streaming`` (the ``target`` fixture:
-``FS_COMPAT_TARGET``), so each gives the test's expected results. On ``spark-streaming`` the job
+"""The ``spark-streaming`` target: a named slice of the PyFlink, window and Bytewax tests runs,
+unchanged, on ``local``, ``spark`` and ``spark-streaming``, so each gives the test's expected
+results: here the Bytewax ones (``SLICE``, through the ``target`` fixture: ``FS_COMPAT_TARGET``);
+the PyFlink and window ones are marked ``streaming_target`` in their modules, whose target
+fixtures have a ``spark-streaming`` case (``tests/conftest.py``). On ``spark-streaming`` the job
 is a Structured Streaming query over its input cut into micro-batches and restarted from its
 checkpoint halfway (``fs_compat.spark.run_bounded_stream``); the input ends as a bounded stream
 ends in Flink and Bytewax (watermark to ``Long.MAX_VALUE``, then ``end_input``, Bytewax's EOF).
 
 The slice covers keyed state and timers, windows whose event-time timers fire only at the end of
-the input, connect and union, broadcast, a chain of keyed steps, Bytewax ``stateful_map``,
-EOF-emitting operators, ``join`` and windows. A streaming query costs seconds, so only this
+the input, connect and union, a chain of keyed steps, Bytewax ``stateful_map``, EOF-emitting
+operators, ``join`` and windows. A streaming query costs seconds, so only this
 slice runs there; the tests of the ported suites that cannot run on ``spark-streaming`` are
 listed, with the reason, in migration_guide/spark.md ("The spark-streaming test target").
 """
@@ -18,7 +20,6 @@ import importlib
 import inspect
 import os
 import sys
-import unittest
 from pathlib import Path
 from typing import Any
 
@@ -36,27 +37,11 @@ for _suite in ("datastream", "bytewax"):  # the ported suites' modules, as pytes
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-#: (module, test): a ``Class.method`` of a unittest class of the ported PyFlink suites, or a
-#: test function of the Bytewax suite.
+#: (module, test): test functions of the Bytewax suite, which pick their target through
+#: ``FS_COMPAT_TARGET`` (``run_main``). The PyFlink and window tests of the slice are marked
+#: ``streaming_target`` in their modules, whose target fixtures have a ``spark-streaming`` case
+#: (deselected elsewhere: ``tests/conftest.py``).
 SLICE = [
-    # PyFlink DataStream: keyed state, reduce, connect (keyed and not), side outputs, chains.
-    ("test_pyflink_data_stream", "ProcessDataStreamStreamingTests.test_reducing_state"),
-    ("test_pyflink_data_stream", "ProcessDataStreamStreamingTests.test_basic_co_operations"),
-    ("test_pyflink_data_stream", "ProcessDataStreamStreamingTests.test_keyed_co_map"),
-    ("test_pyflink_data_stream", "ProcessDataStreamStreamingTests.test_keyed_co_flat_map"),
-    ("test_pyflink_data_stream", "ProcessDataStreamStreamingTests.test_keyed_process_side_output"),
-    ("test_pyflink_data_stream", "ProcessDataStreamStreamingTests.test_reduce_with_state"),
-    ("test_pyflink_data_stream", "ProcessDataStreamStreamingTests.test_keyed_sum"),
-    ("test_pyflink_data_stream", "ProcessDataStreamStreamingTests.test_keyed_map"),
-    # PyFlink windows: event-time timers that fire only at the end of the input, counts, chains.
-    ("test_windows", "ProcessWindowTests.test_event_time_tumbling_window"),
-    ("test_windows", "ProcessWindowTests.test_event_time_sliding_window"),
-    ("test_windows", "ProcessWindowTests.test_event_time_session_window"),
-    ("test_windows", "ProcessWindowTests.test_count_tumbling_window"),
-    ("test_windows", "ProcessWindowTests.test_window_aggregate_process"),
-    ("test_windows", "ProcessWindowTests.test_window_reduce_process"),
-    ("test_windows", "ProcessWindowTests.test_global_window_with_purging_trigger"),
-    ("test_windows", "EmbeddedWindowTests.test_chained_window"),
     # Bytewax: stateful_flat_map, EOF emission after a restart, join, windows.
     ("test_bw_ops_stateful", "test_stateful_flat_map_emits_what_the_mapper_returns"),
     ("test_bw_ops_stateful", "test_collect_emits_full_lists_and_the_rest_at_the_end"),
@@ -86,27 +71,12 @@ def target(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
     return str(request.param)
 
 
-def _run_unittest(module: Any, name: str) -> None:
-    """Run ``Class.method`` of a unittest class as unittest does: class set-up, the test with
-    its set-up and tear-down, class tear-down; failures raise."""
-    class_name, method = name.split(".")
-    cls = getattr(module, class_name)
-    cls.setUpClass()
-    try:
-        cls(method).debug()
-    finally:
-        cls.tearDownClass()
-
-
+@pytest.mark.streaming_target(connect=True)
 @pytest.mark.parametrize(("module", "name"), SLICE, ids=[f"{m}::{n}" for m, n in SLICE])
 def test_ported_test_passes_on_the_target(
     module: str, name: str, target: str, request: pytest.FixtureRequest
 ) -> None:
     found = importlib.import_module(module)
-    if "." in name:
-        assert issubclass(getattr(found, name.split(".")[0]), unittest.TestCase)
-        _run_unittest(found, name)
-        return
     test = getattr(found, name)
     test(**{arg: request.getfixturevalue(arg) for arg in inspect.signature(test).parameters})
 
@@ -157,6 +127,7 @@ def _running_total(total: int | None, value: int) -> tuple[int, int]:
     return total, total
 
 
+@pytest.mark.streaming_target
 def test_bytewax_stateful_map_keeps_each_keys_state_and_order(target: str) -> None:
     """Bytewax's ``stateful_map`` over several keys: each key's running totals, in its order
     (keys interleave differently on ``spark-streaming``: key groups run in separate tasks)."""
