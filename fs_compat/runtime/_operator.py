@@ -166,10 +166,11 @@ class Operator(abc.ABC):
 
     #: Whether the operator reads and writes keyed state only for the backend's current key, which
     #: the runtime sets before it hands the operator a key's record or timer (and the operator
-    #: sets through ``set_current_key``), never by scanning the stores. An engine may then hold
-    #: just the part of a key group's state whose keys became current (``KeyedStateBackend.
-    #: key_loader``): the streaming target loads a key's bucket of state on demand, so a
-    #: micro-batch costs what it touches. False (the safe default) keeps whole key groups.
+    #: sets through ``set_current_key``), never by scanning the stores, except in ``end_input``
+    #: (an engine holds all state before it calls that). An engine may then hold just the part
+    #: of a key group's state whose keys became current (``KeyedStateBackend.key_loader``): the
+    #: streaming target loads a key's bucket of state on demand, so a micro-batch costs what it
+    #: touches. False (the safe default) keeps whole key groups.
     keyed_state_by_current_key: bool = False
 
     def open(self, runtime: OperatorRuntime) -> None:  # noqa: B027 - optional hook
