@@ -832,8 +832,11 @@ class KeyedStateBackend:
     def snapshot_key_group(self, key_group: int) -> bytes:
         """The state of every key of ``key_group``, of every state, as bytes for
         ``restore_key_group`` (``key_group_entries`` and their states' signatures)."""
-        stores = self.key_group_entries(key_group)
-        return stable_pickle((_SNAPSHOT_VERSION, self.signatures(stores), stores))
+        return self.pack_entries(self.key_group_entries(key_group))
+
+    def pack_entries(self, stores: Mapping[str, list[StateEntry]]) -> bytes:
+        """A key group's entries (``key_group_entries``) as ``snapshot_key_group`` gives them."""
+        return stable_pickle((_SNAPSHOT_VERSION, self.signatures(stores), dict(stores)))
 
     def restore_key_group(self, key_group: int, data: bytes | None) -> None:
         """Replace the state of ``key_group`` with a snapshot (``None``: no state). A state whose

@@ -8,12 +8,13 @@ observations (``DataFrame.observe``, which Spark reports in each micro-batch's
 and the largest timestamp the first one saw. The listener turns them, with Spark's own figures
 (input rows, the state operators' rows and bytes, the batch's duration), into a line on stderr::
 
-    [orders] batch 3: 200 in | Keyed Process 200 in, 180 out | state 62 rows, 12.0 KiB |
+    [orders] batch 3: 200 in | Keyed Process 200 in, 180 out | state 31 rows, 12.0 KiB |
     watermark 1500 | 0.84 s
 
 and into the query's ``JobSummary`` for the Prometheus exporter (``fs_compat.monitoring``).
 The figures are per micro-batch; the state's are Spark's (state store rows: per key group with
-state, one header row and one row per bucket of its keys, see ``_stream``).
+state, its row, and one row per bucket of its keys when it has more than a few hundred keys, see
+``_stream``).
 """
 
 from __future__ import annotations

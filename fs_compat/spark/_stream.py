@@ -30,7 +30,8 @@ Physical plan:
    as one blob, plus a header read without unpickling the blob: a token (the group's version,
    random, new with each write), the watermark of each channel, the earliest event-time and
    processing-time timers, and whether state with TTL holds entries. The group's keyed state is
-   cut by key into buckets (``_Parts``, a ``MapState``), read when a key of theirs becomes
+   in the blob too up to ``INLINE_KEYS`` keys; a bigger group's is cut by key into buckets
+   (``_Parts``, a ``MapState``), read when a key of theirs becomes
    current (``_Loader``) and written back when changed, so a call costs what it touches; a step
    whose operator may read other keys' state keeps it whole in the blob
    (``KeyedStateBackend.snapshot_key_group``). A call with only markers for a group none of
@@ -890,6 +891,11 @@ class _Group:
 #: twice this many keys each on average (``_depth_for``), and a call reads and rewrites the
 #: buckets of the keys it touches.
 PER_BUCKET = 16
+#: A key group of at most this many keys keeps them in its state row's blob (one read and one
+#: write per call, as cheap as it gets for a group a call touches all over); above, in buckets.
+INLINE_KEYS = 256
+#: The depth of a key group held in its state row (``INLINE_KEYS``).
+_INLINE = -1
 
 
 def _bucket_of(key_bytes: bytes, depth: int) -> int:
@@ -900,15 +906,23 @@ def _bucket_of(key_bytes: bytes, depth: int) -> int:
 
 
 def _depth_for(n_keys: int, depth: int) -> int:
-    """The bucket depth for a key group of ``n_keys`` keys, from ``depth``: one more level once
-    its buckets average more than ``2 * PER_BUCKET`` keys, one less below ``PER_BUCKET / 2``
-    (between the two it stays, so a group at the edge does not split and merge by turns).
+    """The bucket depth for a key group of ``n_keys`` keys, from ``depth`` (``_INLINE``: held in
+    the state row): inline up to ``INLINE_KEYS`` keys (back inline below half that); in buckets,
+    one more level once they average more than ``2 * PER_BUCKET`` keys, one less below
+    ``PER_BUCKET / 2`` (between the bounds it stays, so a group at an edge does not split and
+    merge by turns).
 
-    >>> _depth_for(10, 0), _depth_for(33, 0), _depth_for(7_812, 0), _depth_for(7_812, 8)
-    (0, 1, 8, 8)
-    >>> _depth_for(100, 8)
-    3
+    >>> _depth_for(10, _INLINE), _depth_for(300, _INLINE), _depth_for(7_812, _INLINE)
+    (-1, 4, 8)
+    >>> _depth_for(7_812, 8), _depth_for(200, 8), _depth_for(100, 8)
+    (8, 4, -1)
     """
+    if depth == _INLINE:
+        if n_keys <= INLINE_KEYS:
+            return _INLINE
+        depth = 0
+    elif n_keys < INLINE_KEYS // 2:
+        return _INLINE
     while n_keys > (2 * PER_BUCKET) << depth and depth < 16:
         depth += 1
     while depth > 0 and n_keys < (PER_BUCKET << depth) // 2:
@@ -1174,7 +1188,7 @@ class _KeyGroups:
                 return [], marks  # a marker for a key group that holds nothing
             group = self._new_group(kg)
             if self.bucketed:
-                group.parts = _Parts(0, 0, {}, complete=True)
+                group.parts = _Parts(_INLINE, 0, {}, complete=True)
         elif not data and self._idle(row, state, marks) and not self._ends(row, marks):
             if marks != _row_marks(row, len(self.channels)):
                 state.update(attrs.evolve(row, wms=marks).values())  # the blob as it was
@@ -1188,7 +1202,8 @@ class _KeyGroups:
         loader = None
         if group.parts is not None:
             loader = _Loader(backend, group.parts, kg, state.buckets)
-            if records.n >= 1 << group.parts.depth:
+            parts = group.parts
+            if not parts.complete and records.n >= 1 << parts.depth:
                 loader.load_all()  # about every bucket is touched: one scan instead of a read each
             if not group.parts.complete:  # (a call per record otherwise: not when all is held)
                 backend.key_loader = loader
@@ -1277,11 +1292,12 @@ class _KeyGroups:
         row."""
         known = _row_marks(row, len(self.channels))
         group = _CACHE.take((self.plan_id, _query_id(), kg))
+        parts = None if group is None else group.parts
         if (
             group is None
             or group.token != row.token
             or any(_above(g, r) for g, r in zip(group.wms, known, strict=True))
-            or (group.parts is not None and n_records < 1 << group.parts.depth)
+            or (parts is not None and parts.depth != _INLINE and n_records < 1 << parts.depth)
         ):
             group = self._new_group(kg)
             self._restore(group, kg, row.blob)
@@ -1301,8 +1317,8 @@ class _KeyGroups:
             group.parts = _Parts(depth, n_keys, dict(signatures), complete=False)
         else:
             rt.backend.restore_key_group(kg, head)
-            if self.bucketed:  # a whole-group row (written before buckets): written as buckets next
-                group.parts = _Parts(0, 0, {}, complete=True)
+            if self.bucketed:  # a group held in its row (small, or written before buckets)
+                group.parts = _Parts(_INLINE, 0, {}, complete=True)
         rt.event_timers.restore(event_timers)
         rt.processing_timers.restore(processing_timers)
         if operator_states:
@@ -1329,8 +1345,7 @@ class _KeyGroups:
             empty = head == _EMPTY_STATE
         else:
             assert loader is not None
-            buckets_written = _save_buckets(parts, backend, kg, state.buckets, loader)
-            head = parts.header()
+            buckets_written, head = _save_buckets(parts, backend, kg, state.buckets, loader)
             empty = parts.n_keys == 0
         if empty and not event_timers and not processing_timers and not held:
             if row is not None:
@@ -1357,31 +1372,47 @@ class _KeyGroups:
         return parts is None or parts.complete
 
 
-def _save_buckets(parts: _Parts, backend: KeyedStateBackend, kg: int, buckets: Any, loader: _Loader) -> bool:
+def _save_buckets(
+    parts: _Parts, backend: KeyedStateBackend, kg: int, buckets: Any, loader: _Loader
+) -> tuple[bool, Any]:
     """Write the buckets of ``parts`` whose entries changed (remove emptied ones), or, when the
-    group's size calls for another depth (``_depth_for``), read every bucket and write them all
-    anew at that depth. Whether any bucket was written."""
+    group's size calls for another depth (``_depth_for``), read every bucket and write the group
+    anew at that depth (in buckets, or in its row). Whether any bucket was written, and what the
+    row's blob holds for the keyed state: the group's snapshot (held in the row) or ``_Parts``'
+    header."""
     stores = backend.key_group_entries(kg)
-    cut = _split(stores, parts.depth)
-    n_keys = parts.n_keys
-    for bucket in parts.stored.keys() | cut.keys():
-        old, new = parts.stored.get(bucket), cut.get(bucket)
-        n_keys += (new[1] if new is not None else 0) - (old[1] if old is not None else 0)
     signatures = {**parts.signatures, **backend.signatures(stores)}
+    cut: dict[int, tuple[bytes, int]] = {}
+    if parts.depth == _INLINE:  # all of it is held
+        n_keys = _count_keys(stores)
+    else:
+        cut = _split(stores, parts.depth)
+        n_keys = parts.n_keys
+        for bucket in parts.stored.keys() | cut.keys():
+            old, new = parts.stored.get(bucket), cut.get(bucket)
+            n_keys += (new[1] if new is not None else 0) - (old[1] if old is not None else 0)
     depth = _depth_for(n_keys, parts.depth)
+    if depth != parts.depth and not parts.complete:
+        loader.load_all()
+        stores = backend.key_group_entries(kg)
+        signatures = {**signatures, **backend.signatures(stores)}
+        n_keys = _count_keys(stores)
+    written = False
+    if depth == _INLINE:
+        if parts.depth != _INLINE:  # out of the buckets, into the row
+            buckets.clear()
+            written = True
+        parts.depth, parts.n_keys, parts.signatures, parts.stored = _INLINE, n_keys, signatures, {}
+        return written, backend.pack_entries(stores)
     if depth != parts.depth:
-        if not parts.complete:
-            loader.load_all()
-            stores = backend.key_group_entries(kg)
-            signatures = {**signatures, **backend.signatures(stores)}
         cut = _split(stores, depth)
-        buckets.clear()
+        if parts.depth != _INLINE:
+            buckets.clear()
         for bucket, part in cut.items():
             buckets.updateValue((bucket,), part)
         parts.stored = dict(cut)
-        parts.depth, parts.n_keys, parts.signatures = depth, sum(n for _b, n in cut.values()), signatures
-        return True
-    written = False
+        parts.depth, parts.n_keys, parts.signatures = depth, n_keys, signatures
+        return True, parts.header()
     for bucket in parts.stored.keys() | cut.keys():
         new = cut.get(bucket)
         if new != parts.stored.get(bucket):
@@ -1392,7 +1423,12 @@ def _save_buckets(parts: _Parts, backend: KeyedStateBackend, kg: int, buckets: A
             written = True
         parts.stored[bucket] = new
     parts.n_keys, parts.signatures = n_keys, signatures
-    return written
+    return written, parts.header()
+
+
+def _count_keys(stores: dict[str, list[StateEntry]]) -> int:
+    """The number of keys holding entries in ``stores``."""
+    return len({entry[0] for entries in stores.values() for entry in entries})
 
 
 def _row_marks(row: _StateRow | None, n: int) -> tuple[int | None, ...]:

@@ -202,19 +202,26 @@ def test_an_idle_key_group_learns_the_watermark_without_being_restored() -> None
 
 
 def test_a_call_reads_and_rewrites_only_the_buckets_of_the_keys_it_touches() -> None:
-    """A key group's keyed state is cut into buckets of its keys (``PER_BUCKET`` keys each on
-    average): a call with few records reads just their keys' buckets and writes back the ones that
-    changed; one with about as many records as buckets reads them all in one scan."""
+    """A key group of more than ``INLINE_KEYS`` keys has its keyed state cut into buckets of its
+    keys (``PER_BUCKET`` keys each on average): a call with few records reads just their keys'
+    buckets and writes back the ones that changed; one with about as many records as buckets
+    reads them all in one scan. A smaller group is held in its state row: no bucket at all."""
     fn, kg = _key_groups()
     encoder = KeyEncoder(fn.keyed.inputs[0].key_codec, 128)
-    keys = [k for k in (f"k{i}" for i in range(100_000)) if encoder.locate(k)[1] == kg][:200]
+    keys = [k for k in (f"k{i}" for i in range(200_000)) if encoder.locate(k)[1] == kg][:400]
     MapStateDict.calls.clear()
-    outs, stored = _call(fn, kg, [(k, "x") for k in keys], None)
-    assert sorted(outs) == sorted((k, 1) for k in keys) and stored is not None
-    depth = pickle.loads(stored[0][0])[0][1]  # the header: ("buckets", depth, keys, signatures)
-    assert (depth, pickle.loads(stored[0][0])[0][2]) == (3, 200)  # 200 keys: 8 buckets of ~25
-    assert len(stored[1]) == 8 and sum(n for _blob, n in stored[1].values()) == 200
-    assert MapStateDict.calls == Counter({"updateValue": 8, "clear": 1})  # the new depth: all written
+    outs, small = _call(fn, kg, [(k, "x") for k in keys[:200]], None)
+    assert sorted(outs) == sorted((k, 1) for k in keys[:200]) and small is not None
+    assert isinstance(pickle.loads(small[0][0])[0], bytes)  # the group's snapshot, in its row
+    assert small[1] == {} and MapStateDict.calls == Counter()
+
+    MapStateDict.calls.clear()
+    outs, stored = _call(fn, kg, [(k, "x") for k in keys[200:]], small)
+    assert sorted(outs) == sorted((k, 1) for k in keys[200:]) and stored is not None
+    head = pickle.loads(stored[0][0])[0]  # ("buckets", depth, keys, signatures)
+    assert (head[1], head[2]) == (4, 400)  # 400 keys: 16 buckets of ~25
+    assert len(stored[1]) == 16 and sum(n for _blob, n in stored[1].values()) == 400
+    assert MapStateDict.calls == Counter({"updateValue": 16})  # out of the row: all written
 
     # Another worker (a cold cache), one record: one bucket read, that bucket written.
     cold, _ = _key_groups()
@@ -232,11 +239,11 @@ def test_a_call_reads_and_rewrites_only_the_buckets_of_the_keys_it_touches() -> 
     assert outs == [(keys[7], 2)] and again == after
     assert MapStateDict.calls == Counter({"getValue": 1})
 
-    # Eight records: about every bucket is touched, so one scan reads them all.
+    # Sixteen records: about every bucket is touched, so one scan reads them all.
     dense, _ = _key_groups()
     MapStateDict.calls.clear()
-    outs, last = _call(dense, kg, [(k, "x") for k in keys[:8]], after)
-    assert sorted(outs) == sorted((k, 3 if k == keys[7] else 2) for k in keys[:8])
+    outs, last = _call(dense, kg, [(k, "x") for k in keys[:16]], after)
+    assert sorted(outs) == sorted((k, 3 if k == keys[7] else 2) for k in keys[:16])
     assert MapStateDict.calls["iterator"] == 1 and MapStateDict.calls["getValue"] == 0
     assert last is not None and _kept(dense, kg) is not None  # it holds every bucket: cached
 
