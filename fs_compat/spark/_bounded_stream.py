@@ -131,8 +131,10 @@ def split(records: Sequence[Any], micro_batches: int, restarts: int) -> tuple[tu
     chunks of about equal size (fewer when there are fewer records), the parts cut as evenly as
     the chunks allow.
 
+    >>> split(list(range(8)), 4, 1)
+    (([0, 1], [2, 3]), ([4, 5], [6, 7]))
     >>> split(list(range(5)), 4, 1)
-    (([0, 1], [2, 3]), ([4],))
+    (([0, 1],), ([2, 3], [4]))
     >>> split([], 4, 1)
     ((), ())
     """
