@@ -1,9 +1,14 @@
-"""Timers: per time domain, (timestamp, key) pairs, deduplicated, fired in timestamp order."""
+"""Timers: per time domain, (timestamp, key) pairs, deduplicated, fired in timestamp order.
+
+Timers due at the same time fire in the order PyFlink 2.3 fires them. Its keyed operators keep a
+subtask's timers in one binary heap ordered by timestamp alone (Flink's ``HeapPriorityQueue``), so
+among equal timestamps the order is the heap's, not the order of registration: twelve keys that
+each register a timer for 1000 fire as k0, k11, k10, ..., k1 (measured on PyFlink 2.3.0). The
+queue here is that heap, with the same sift rules.
+"""
 
 from __future__ import annotations
 
-import heapq
-import itertools
 from collections.abc import Iterator, Set
 from typing import Any
 
@@ -11,69 +16,140 @@ MIN_TIMESTAMP = -9223372036854775808
 MAX_TIMESTAMP = 9223372036854775807
 
 
+class _Timer:
+    __slots__ = ("index", "kb", "key", "ts")
+
+    def __init__(self, ts: int, kb: bytes, key: Any, index: int) -> None:
+        self.ts = ts
+        self.kb = kb
+        self.key = key
+        self.index = index
+
+
 class TimerQueue:
     """Timers of one time domain of one operator instance.
 
-    Registering the same (timestamp, key) twice keeps one timer, as Flink does; deleting is lazy.
+    Registering the same (timestamp, key) twice keeps one timer, as Flink does. Timers pop in
+    timestamp order; equal timestamps pop in the order of Flink's heap (a binary heap ordered by
+    timestamp only: removing the first timer moves the last one to the top and sifts it down past
+    strictly earlier timers only):
+
+    >>> q = TimerQueue()
+    >>> for key in "abcd":
+    ...     q.register(1000, key.encode(), key)
+    >>> q.register(999, b"e", "e")
+    >>> q.register(1000, b"a", "a")  # already there
+    >>> q.delete(1000, b"c")
+    >>> [key for _ts, _kb, key in q.pop_due(1000)]
+    ['e', 'd', 'b', 'a']
     """
 
-    __slots__ = ("_heap", "_live", "_seq")
+    __slots__ = ("_heap", "_live", "_pending")
 
     def __init__(self) -> None:
-        self._heap: list[tuple[int, int, bytes, Any]] = []
-        self._live: set[tuple[int, bytes]] = set()
-        self._seq = itertools.count()
+        self._heap: list[_Timer] = []
+        self._live: dict[tuple[int, bytes], _Timer] = {}
+        self._pending = self._live.keys()
 
     def register(self, timestamp: int, key_bytes: bytes, key: Any) -> None:
-        if (timestamp, key_bytes) in self._live:
+        live = self._live
+        if (timestamp, key_bytes) in live:
             return
-        self._live.add((timestamp, key_bytes))
-        heapq.heappush(self._heap, (timestamp, next(self._seq), key_bytes, key))
+        heap = self._heap
+        index = len(heap)
+        timer = live[(timestamp, key_bytes)] = _Timer(timestamp, key_bytes, key, index)
+        heap.append(timer)
+        if index and timestamp < heap[(index - 1) >> 1].ts:
+            self._sift_up(index)
 
     def delete(self, timestamp: int, key_bytes: bytes) -> None:
-        self._live.discard((timestamp, key_bytes))
-
-    def _drop_dead(self) -> None:
-        heap = self._heap
-        while heap and (heap[0][0], heap[0][2]) not in self._live:
-            heapq.heappop(heap)
+        timer = self._live.pop((timestamp, key_bytes), None)
+        if timer is not None:
+            self._remove_at(timer.index)
 
     def next_timestamp(self) -> int | None:
-        self._drop_dead()
-        return self._heap[0][0] if self._heap else None
+        return self._heap[0].ts if self._heap else None
 
     def pop_due(self, upto: int) -> Iterator[tuple[int, bytes, Any]]:
         """Pop timers with ``timestamp <= upto`` in order, including ones registered meanwhile."""
-        while True:
-            self._drop_dead()
-            if not self._heap or self._heap[0][0] > upto:
-                return
-            ts, _, key_bytes, key = heapq.heappop(self._heap)
-            self._live.discard((ts, key_bytes))
-            yield ts, key_bytes, key
+        heap = self._heap
+        while heap and heap[0].ts <= upto:
+            timer = heap[0]
+            self._remove_at(0)
+            del self._live[(timer.ts, timer.kb)]
+            yield timer.ts, timer.kb, timer.key
 
     def pop_key(self, key_bytes: bytes) -> list[tuple[int, Any]]:
         """Remove and return every timer of one key, in timestamp order."""
-        mine = sorted(
-            (ts, key) for ts, _, kb, key in self._heap if kb == key_bytes and (ts, kb) in self._live
-        )
+        mine = sorted((t.ts, t.key) for t in self._heap if t.kb == key_bytes)
         for ts, _ in mine:
-            self._live.discard((ts, key_bytes))
+            self.delete(ts, key_bytes)
         return mine
 
     def __len__(self) -> int:
-        return len(self._live)
+        return len(self._heap)
 
     @property
     def pending(self) -> Set[tuple[int, bytes]]:
         """The ``(timestamp, key bytes)`` of the live timers (registered, neither fired nor
         deleted), read only. It is the same object for the queue's whole life and follows its
         changes, so a per-record loop may fetch it once and test it (``if pending:``) per record."""
-        return self._live
+        return self._pending
 
     def snapshot(self) -> list[tuple[int, bytes, Any]]:
-        return sorted((ts, kb, key) for ts, _, kb, key in self._heap if (ts, kb) in self._live)
+        """The timers in heap order (the first is due first). ``restore`` of it into an empty
+        queue rebuilds the same heap (each timer added at the end stays there), so timers due at
+        the same time fire in the same order after a restart."""
+        return [(t.ts, t.kb, t.key) for t in self._heap]
 
     def restore(self, timers: list[tuple[int, bytes, Any]]) -> None:
         for ts, kb, key in timers:
             self.register(ts, kb, key)
+
+    # Flink's HeapPriorityQueue, 0-based: a timer moves only past a strictly later timestamp.
+    def _remove_at(self, index: int) -> None:
+        heap = self._heap
+        last = heap.pop()
+        if index < len(heap):
+            heap[index] = last
+            last.index = index
+            self._sift_down(index)
+            if heap[index] is last:
+                self._sift_up(index)
+
+    def _sift_up(self, index: int) -> None:
+        heap = self._heap
+        timer = heap[index]
+        ts = timer.ts
+        while index > 0:
+            parent_index = (index - 1) >> 1
+            parent = heap[parent_index]
+            if ts >= parent.ts:
+                break
+            heap[index] = parent
+            parent.index = index
+            index = parent_index
+        heap[index] = timer
+        timer.index = index
+
+    def _sift_down(self, index: int) -> None:
+        heap = self._heap
+        size = len(heap)
+        timer = heap[index]
+        ts = timer.ts
+        child_index = 2 * index + 1
+        while child_index < size:
+            child = heap[child_index]
+            if child_index + 1 < size:
+                right = heap[child_index + 1]
+                if right.ts < child.ts:
+                    child = right
+                    child_index += 1
+            if child.ts >= ts:
+                break
+            heap[index] = child
+            child.index = index
+            index = child_index
+            child_index = 2 * index + 1
+        heap[index] = timer
+        timer.index = index
