@@ -24,7 +24,34 @@ def get_gateway() -> NoReturn:
     )
 
 
-class JavaObjectStandIn:
+class _JvmStandIn:
+    """Base of the objects that stand where PyFlink holds one of the JVM's: a public attribute
+    the class does not define (a Java method PyFlink code calls) raises ``NotImplementedError``
+    with ``_missing(name)``'s message, which names the JVM; a private or dunder one raises
+    ``AttributeError``, so that pickle, copy and ``hasattr`` see a plain object.
+
+    >>> class Handle(_JvmStandIn):
+    ...     def _missing(self, name: str) -> str:
+    ...         return f"Handle.{name}: no JVM"
+    >>> Handle().getFoo()
+    Traceback (most recent call last):
+    ...
+    NotImplementedError: Handle.getFoo: no JVM
+    >>> hasattr(Handle(), "__getstate_ex__")
+    False
+    """
+
+    def _missing(self, name: str) -> str:
+        """The message for ``name``, a Java member fs-compat does not offer."""
+        return f"{type(self).__name__}.{name}: fs_compat runs without a JVM"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise NotImplementedError(self._missing(name))
+
+
+class JavaObjectStandIn(_JvmStandIn):
     """Stands where PyFlink holds a py4j ``JavaObject`` (``env._j_stream_execution_environment``):
     ``attributes`` are what fs-compat offers there; any Java method raises
     ``NotImplementedError`` naming the JVM.
@@ -39,10 +66,8 @@ class JavaObjectStandIn:
         self._java_class = java_class
         self.__dict__.update(attributes)
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        raise NotImplementedError(
+    def _missing(self, name: str) -> str:
+        return (
             f"{self._java_class} (Java object).{name}: fs_compat runs without a JVM (no Java job "
             "graph, no Java methods); see migration_guide/pyflink.md for what replaces it"
         )

@@ -53,14 +53,23 @@ def _streaming_kept(item: pytest.Item, connect: bool) -> bool:
     return marker is not None and (not connect or bool(marker.kwargs.get("connect")))
 
 
+def _deselected(item: pytest.Item, connect: bool) -> bool:
+    """Whether ``item`` is left out of this run at collection (reported as deselected, never as
+    skipped): a ``spark-streaming`` case not kept (``_streaming_kept``), or, over Spark Connect,
+    a case marked ``classic_only`` (the classic run covers it)."""
+    if _streaming_case(item) and not _streaming_kept(item, connect):
+        return True
+    return connect and item.get_closest_marker("classic_only") is not None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``@pytest.mark.in_process(reason)``: a test that can only pass in-process (recovery,
-    side effects on the test's own objects, ...). With ``FS_COMPAT_TARGET=spark`` or
-    ``spark-streaming`` (``run_main`` on Spark) it is skipped as "in-process only: <reason>";
-    otherwise the marker does nothing."""
+    """Deselects what this run leaves out (``_deselected``). ``@pytest.mark.in_process(reason)``:
+    a test that can only pass in-process (recovery, side effects on the test's own objects, ...).
+    With ``FS_COMPAT_TARGET=spark`` or ``spark-streaming`` (``run_main`` on Spark) it is skipped
+    as "in-process only: <reason>"; otherwise the marker does nothing."""
     spark = os.environ.get("FS_COMPAT_TARGET") in ("spark", "spark-streaming")
     connect = os.environ.get(CONNECT_ENV, "") not in ("", "0")
-    dropped = [i for i in items if _streaming_case(i) and not _streaming_kept(i, connect)]
+    dropped = [i for i in items if _deselected(i, connect)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [i for i in items if i not in dropped]

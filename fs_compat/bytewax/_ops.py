@@ -311,13 +311,7 @@ class StatefulBatchOperator(Operator):
         backend = runtime.backend
         if backend is None or not backend.restored_groups:
             return
-        backend.flush()  # discarded keys leave the store
-        store = backend.stores.get(SNAPSHOT_SPEC.name)
-        entries = getattr(store, "complex_items", None)  # the in-memory store's
-        if entries is None:
-            return
-        for ck, _value in entries():
-            key = backend.key_encoder.decode(ck.key)
+        for key in backend.keys_holding(SNAPSHOT_SPEC.name):  # discarded keys hold none
             if key not in self.logics:
                 self._set_key(runtime, key)
                 self._resume(runtime, key)

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, overload
 
+from fs_compat.java_gateway import _JvmStandIn
+
 _Value = str | int | float | bool | bytes
 
 _SENSITIVE = ("password", "secret", "token", "apikey", "api-key", "auth-params", "service-key", "jaas.config")
@@ -261,7 +263,7 @@ class _WriteThrough(dict[str, _Value]):
         return dict, (dict(self),)
 
 
-class JavaConfiguration:
+class JavaConfiguration(_JvmStandIn):
     """What PyFlink's ``get_j_env_configuration(env._j_stream_execution_environment)`` returns, without
     a JVM: the environment's configuration with the Java method names PyFlink code calls on it
     (``setString``, ``setInteger`` ...), and accepted by ``Configuration(j_configuration=...)``.
@@ -330,10 +332,8 @@ class JavaConfiguration:
     def toMap(self) -> dict[str, str]:  # noqa: N802
         return self._view.to_dict()
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        raise NotImplementedError(
+    def _missing(self, name: str) -> str:
+        return (
             f"Configuration.{name} (the JVM's configuration object): fs_compat runs without a JVM; "
             "use setString/setInteger/setLong/setBoolean/setFloat/setDouble, their getters, or "
             "fs_compat.common.Configuration"

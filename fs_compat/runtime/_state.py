@@ -818,6 +818,29 @@ class KeyedStateBackend:
                 stores[name] = entries
         return stores
 
+    def keys_holding(self, name: str) -> list[Any]:
+        """The keys (decoded with ``key_encoder``) holding an entry of the state ``name``, in every
+        key group held here, each once, in the store's order; none when no key holds it. Values
+        that states keep as objects count (``flush`` first), keys whose state was cleared do not.
+
+        >>> from fs_api_advanced import PickleCodec
+        >>> from fs_compat.runtime import StateKind, StateSpec
+        >>> backend = KeyedStateBackend()
+        >>> spec = StateSpec("seen", StateKind.VALUE, PickleCodec())
+        >>> for key in ("b", "a", "c"):
+        ...     backend.set_current_key(key)
+        ...     backend.get_state(spec).update(1)
+        >>> backend.get_state(spec).clear()  # c's
+        >>> sorted(backend.keys_holding("seen")), backend.keys_holding("other")
+        (['a', 'b'], [])
+        """
+        self.flush()
+        store = self.stores.get(name)
+        if store is None:
+            return []
+        held = dict.fromkeys(ck.key for ck, _value in _memory(store, name).complex_items())
+        return [self.key_encoder.decode(key) for key in held]
+
     def signatures(self, names: Iterable[str]) -> dict[str, str]:
         """The definition (``state_signature``) of each state of ``names``: declared here, else
         as restored."""

@@ -30,7 +30,14 @@ from typing import Any, TextIO
 
 import attrs
 
-from fs_compat.runtime import JobSummary, MetricValue, StepSummary, merge_metrics, snapshot_metrics
+from fs_compat.runtime import (
+    MAX_TIMESTAMP,
+    JobSummary,
+    MetricValue,
+    StepSummary,
+    merge_metrics,
+    snapshot_metrics,
+)
 
 #: Per step (node id): its metrics by name.
 StepMetrics = dict[int, dict[str, MetricValue]]
@@ -371,6 +378,12 @@ class StreamProgress:
 
         >>> StreamProgress("q", 2, 5, (("Keyed", 5, 4),), ((3, 2048),), 1500, 0.25).line()
         '[q] batch 2: 5 in | Keyed 5 in, 4 out | state 3 rows, 2.0 KiB | watermark 1500 | 0.25 s'
+
+        The end of a bounded input moves the watermark to ``MAX_TIMESTAMP`` (Flink's
+        MAX_WATERMARK, ``Long.MAX_VALUE``); the line says so:
+
+        >>> StreamProgress("q", 3, 0, (), (), MAX_TIMESTAMP, 0.5).line()
+        '[q] batch 3: 0 in | watermark +inf (end of input) | 0.50 s'
         """
         parts = [f"[{self.query}] batch {self.batch}: {self.records_in:,} in"]
         parts += [f"{label} {n_in:,} in, {n_out:,} out" for label, n_in, n_out in self.steps]
@@ -379,7 +392,8 @@ class StreamProgress:
             size = sum(b for _, b in self.state)
             parts.append(f"state {rows:,} rows, {_size(size)}")
         if self.watermark is not None:
-            parts.append(f"watermark {self.watermark}")
+            end = self.watermark == MAX_TIMESTAMP
+            parts.append(f"watermark {'+inf (end of input)' if end else self.watermark}")
         parts.append(f"{self.duration_s:.2f} s")
         for step, values in self.metrics:
             parts.append(f"{step}: " + "; ".join(f"{name} {m.render()}" for name, m in values.items()))

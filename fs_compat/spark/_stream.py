@@ -80,7 +80,7 @@ import random
 import uuid
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -92,6 +92,7 @@ from fs_compat.runtime import (
     KeyEncoder,
     LocalConfig,
     Node,
+    Operator,
     OperatorNode,
     RuntimeMode,
     SinkNode,
@@ -1064,19 +1065,28 @@ def _query_id() -> str:
     return found or ""
 
 
-def _idle_hooks(nodes: Sequence[Node]) -> tuple[bool, bool]:
-    """For the operators of ``nodes`` (instances made here, then dropped): whether a call with no
-    records, no timer due and no TTL state may be skipped, and whether any operator acts when the
-    watermark advances (``on_watermark``), so that the watermark advancing is work too.
+def _operator(node: Node) -> Operator | None:
+    """A new instance of ``node``'s operator (None: the node is not an operator step, or has no
+    operator factory)."""
+    if isinstance(node, OperatorNode) and node.operator_factory is not None:
+        return node.operator_factory()
+    return None
+
+
+def _idle_hooks(ops: Iterable[Operator | None]) -> tuple[bool, bool]:
+    """For the operators of a key-group pass's nodes (``ops``, one instance per node, in order,
+    made by ``_operator`` as they are needed and dropped after; None: a node without one):
+    whether a call with no records, no timer due and no TTL state may be skipped, and whether any
+    operator acts when the watermark advances (``on_watermark``), so that the watermark advancing
+    is work too.
 
     ``on_checkpoint`` is work unless it is the base one, or the operator says it does nothing
     without new work (``Operator.idle_checkpoint_is_noop``: a Bytewax ``stateful_batch``
     snapshots the keys touched since the last checkpoint, none in such a call)."""
     skippable, on_watermark = True, False
-    for node in nodes:
-        if not isinstance(node, OperatorNode) or node.operator_factory is None:
+    for op in ops:
+        if op is None:
             return False, True
-        op = node.operator_factory()
         if overrides(op, "on_checkpoint") and not op.idle_checkpoint_is_noop:
             skippable = False
         on_watermark = on_watermark or overrides(op, "on_watermark")
@@ -1113,11 +1123,12 @@ class _KeyGroups:
         self.cache_bytes = cache_bytes
         #: This plan, in workers' caches: every task unpickles its own copy of this object.
         self.plan_id = uuid.uuid4().hex
-        self.skip_idle, self.watermark_hooks = _idle_hooks((keyed, *(n for n, _i in self.after)))
+        keyed_op = _operator(keyed)  # one instance per node on the driver, dropped after
+        chained = (_operator(n) for n, _i in self.after)
+        self.skip_idle, self.watermark_hooks = _idle_hooks(itertools.chain((keyed_op,), chained))
         #: Whether the step's keyed state is kept in buckets (``_Parts``): its operator touches
         #: keyed state only through the current key (``Operator.keyed_state_by_current_key``).
-        factory = keyed.operator_factory
-        self.bucketed = factory is not None and factory().keyed_state_by_current_key
+        self.bucketed = keyed_op is not None and keyed_op.keyed_state_by_current_key
         #: The keyed step the main output goes to (None: the output is the job's, as columns).
         self.next: _NextStep | None = None if next_step is None else _NextStep(next_step, config)
         #: The output's extra column for the call's metrics (the job's output only; ``_progress``).

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,28 +50,39 @@ SLICE = [
     ("test_bw_window_ops", "test_collect_window_waiting_forever_takes_items_out_of_order"),
 ]
 
-TARGETS = [LOCAL, SPARK, SPARK_STREAMING]
-
-#: What of the slice also runs over Spark Connect (``make unit-connect``): the ported tests run
-#: there on ``spark`` already (the ``*_on_spark`` modules); a streaming query costs seconds.
+#: What of the slice also runs over Spark Connect (``make unit-connect``): its ``spark-streaming``
+#: case. The ported tests run there on ``spark`` already (the ``*_on_spark`` modules) and a
+#: streaming query costs seconds, so the other cases are marked ``classic_only`` (deselected over
+#: Connect: ``tests/conftest.py``).
 OVER_CONNECT = {"test_bw_ops_stateful::test_collect_emits_full_lists_and_the_rest_at_the_end"}
+
+TARGETS = [
+    pytest.param(LOCAL, marks=pytest.mark.classic_only),
+    pytest.param(SPARK, marks=pytest.mark.classic_only),
+    SPARK_STREAMING,
+]
+
+_SLICE_CASES = [
+    pytest.param(
+        module,
+        name,
+        id=f"{module}::{name}",
+        marks=() if f"{module}::{name}" in OVER_CONNECT else pytest.mark.classic_only,
+    )
+    for module, name in SLICE
+]
 
 
 @pytest.fixture(params=TARGETS)
 def target(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The target every job of the test runs on (``FS_COMPAT_TARGET``: PyFlink environments that
     configure none, and Bytewax's ``run_main``)."""
-    if os.environ.get("FS_COMPAT_TEST_CONNECT", "") not in ("", "0"):
-        params = request.node.callspec.params
-        test_id = f"{params.get('module')}::{params.get('name')}"
-        if request.param != SPARK_STREAMING or test_id not in OVER_CONNECT:
-            pytest.skip("runs in the classic session's run; over Connect only a few (OVER_CONNECT)")
     monkeypatch.setenv(TARGET_ENV, request.param)
     return str(request.param)
 
 
 @pytest.mark.streaming_target(connect=True)
-@pytest.mark.parametrize(("module", "name"), SLICE, ids=[f"{m}::{n}" for m, n in SLICE])
+@pytest.mark.parametrize(("module", "name"), _SLICE_CASES)
 def test_ported_test_passes_on_the_target(
     module: str, name: str, target: str, request: pytest.FixtureRequest
 ) -> None:
