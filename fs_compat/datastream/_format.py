@@ -141,7 +141,14 @@ def collected(type_info: Any) -> Callable[[Any], Any] | None:
     >>> collected(Types.DOUBLE()) is None
     True
     """
-    return floats_mapped(type_info, lambda v: float(float32_digits(v)), in_rows=True)
+    return floats_mapped(type_info, _java_float_value, in_rows=True)
+
+
+def _java_float_value(v: Any) -> Any:
+    """The Python float of Java's ``Float.toString`` of ``v`` (a value that is no number as it is)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(float32_digits(v))
+    return v
 
 
 def floats_mapped(

@@ -245,3 +245,24 @@ def test_running_sums_of_float_amounts_are_pyflinks() -> None:
 @pytest.mark.slow
 def test_running_sums_of_float_amounts_are_pyflinks_on_spark() -> None:
     assert sorted(_running_sums("spark")) == sorted(PYFLINK_SUMS)
+
+
+def test_json_and_csv_row_formats_read_float_fields_as_32_bit_and_write_javas_digits() -> None:
+    from fs_compat.datastream.formats.csv import CsvRowDeserializationSchema, CsvRowSerializationSchema
+    from fs_compat.datastream.formats.json import JsonRowDeserializationSchema, JsonRowSerializationSchema
+
+    row_type = Types.ROW_NAMED(["s", "f", "d", "l"], [S, F, Types.DOUBLE(), Types.LIST(F)])
+    json_in = JsonRowDeserializationSchema.builder().type_info(row_type).build()
+    row = json_in.deserialize(b'{"s":"a","f":0.1,"d":0.1,"l":[0.2]}')
+    assert row == Row(s="a", f=0.10000000149011612, d=0.1, l=[0.20000000298023224])
+    json_out = JsonRowSerializationSchema.builder().with_type_info(row_type).build()
+    assert json_out.serialize(row) == b'{"s":"a","f":0.1,"d":0.1,"l":[0.2]}'
+    assert json_out.serialize(("a", 1 / 3, 1 / 3, [1 / 3])) == (
+        b'{"s":"a","f":0.33333334,"d":0.3333333333333333,"l":[0.33333334]}'
+    )
+    csv_type = Types.ROW_NAMED(["s", "f", "d"], [S, F, Types.DOUBLE()])
+    assert CsvRowDeserializationSchema.Builder(csv_type).build().deserialize(b"a,0.1,0.1") == Row(
+        s="a", f=0.10000000149011612, d=0.1
+    )
+    csv_out = CsvRowSerializationSchema.Builder(csv_type).build()
+    assert csv_out.serialize(Row(s="a", f=1 / 3, d=1 / 3)) == b"a,0.33333334,0.3333333333333333\n"
