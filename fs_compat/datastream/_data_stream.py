@@ -525,7 +525,10 @@ class DataStream(Generic[T]):
         sinks (``StreamingFileSink``, ``FlinkKafkaProducer``) write as ``sink_to`` does."""
         if _is_connector_sink(sink_func):
             return self._sink_through(sink_func, "Sink: Unnamed")
-        return self._env._add_sink(SinkNode("Sink", [self._edge()], consume=sink_func.invoke))
+        # PyFlink's sink functions are Java's: a FLOAT arrives as Java's Float (collected()).
+        as_pyflink, invoke = collected(self._output_type), sink_func.invoke
+        consume = invoke if as_pyflink is None else lambda v: invoke(as_pyflink(v))
+        return self._env._add_sink(SinkNode("Sink", [self._edge()], consume=consume))
 
     def sink_to(self, sink: Sink | SinkFunction[T]) -> DataStreamSink:
         """Write every value with a connector sink (``FileSink``, ``KafkaSink``:

@@ -266,3 +266,16 @@ def test_json_and_csv_row_formats_read_float_fields_as_32_bit_and_write_javas_di
     )
     csv_out = CsvRowSerializationSchema.Builder(csv_type).build()
     assert csv_out.serialize(Row(s="a", f=1 / 3, d=1 / 3)) == b"a,0.33333334,0.3333333333333333\n"
+
+
+def test_a_sink_function_gets_float_values_as_javas_sink_would() -> None:
+    """PyFlink's sink functions are Java's: a FLOAT arrives as Java's Float, so the test sink
+    shows ``1.1`` for the 32-bit float of 1.1 (a step in between sees ``1.100000023841858``)."""
+    from fs_compat.datastream.tests.test_util import DataStreamTestSinkFunction
+
+    env = _env()
+    sink = DataStreamTestSinkFunction()
+    prices = Types.ROW([Types.STRING(), Types.PRIMITIVE_ARRAY(F), F])
+    env.from_collection([("a", [1.1, 2.5], 0.3)], type_info=prices).add_sink(sink)
+    env.execute()
+    assert sink.get_results() == ["+I[a, [1.1, 2.5], 0.3]"]
