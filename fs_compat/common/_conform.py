@@ -4,17 +4,21 @@ function every target runs on a value declared as ``type_info`` (a step's ``outp
 
 It hands back the value in the declared type's shape, converting where PyFlink's coders convert
 silently (an ``int`` for ``FLOAT``/``DOUBLE`` becomes a ``float``, a ``bool`` for an integer type
-an ``int``, a tuple or list for a ``ROW`` a ``Row``, a list for a ``TUPLE`` a tuple), and raises
+an ``int``, a tuple or list for a ``ROW`` a ``Row``, a list for a ``TUPLE`` a tuple; a ``FLOAT``
+is rounded to 32 bits, as Flink's ``Float`` holds it: ``to_float32``), and raises
 ``DeclaredTypeError`` (a ``TypeError``) naming the value, the declared type and the part that
 does not fit. None fits every type (a null field, as in Flink and Spark).
 
 Hot path: a value whose class is exactly the type's class (``int`` for ``INT``, ``tuple`` for
 ``TUPLE``, ...) is handed back at once, unchecked inside (``conformer`` checks it fully with
-``full=True``, as ``from_collection`` does once per element).
+``full=True``, as ``from_collection`` does once per element). A type with a ``FLOAT`` in it has
+no such path: its floats are rounded wherever they are.
 
 >>> from fs_compat.common import Types
 >>> conformer(Types.DOUBLE())(1)
 1.0
+>>> conformer(Types.FLOAT())(0.1), conformer(Types.TUPLE([Types.STRING(), Types.FLOAT()]))(("a", 3))
+(0.10000000149011612, ('a', 3.0))
 >>> conformer(Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.INT()]))(("a", 1))
 Row(k='a', n=1)
 >>> conformer(Types.INT())("a")
@@ -26,7 +30,9 @@ fs_compat.common._conform.DeclaredTypeError: 'a' (str) does not fit the declared
 from __future__ import annotations
 
 import datetime
+import math
 import operator
+import struct
 from collections.abc import Callable
 from decimal import Decimal
 from numbers import Real
@@ -101,7 +107,15 @@ def conformer(type_info: Any, full: bool = False) -> Conform | None:
 
 
 def exact_class(type_info: Any) -> type | None:
-    """The class whose values ``conformer(type_info)`` hands back unchecked (its hot path)."""
+    """The class whose values ``conformer(type_info)`` hands back unchecked (its hot path); None
+    when there is none, as for every type with a ``FLOAT`` in it (its floats must be rounded).
+
+    >>> from fs_compat.common import Types
+    >>> exact_class(Types.DOUBLE()), exact_class(Types.FLOAT()), exact_class(Types.LIST(Types.FLOAT()))
+    (<class 'float'>, None, None)
+    """
+    if has_float32(type_info):
+        return None
     if isinstance(type_info, BasicTypeInfo):
         return _BASIC_CLASS.get(type_info._basic_type)
     if isinstance(type_info, RowTypeInfo):
@@ -113,6 +127,46 @@ def exact_class(type_info: Any) -> type | None:
     if isinstance(type_info, MapTypeInfo):
         return dict
     return None
+
+
+def has_float32(type_info: Any) -> bool:
+    """Whether values of ``type_info`` hold a ``Types.FLOAT()`` anywhere (a field, an element, a
+    map's key or value), whose floats ``conformer`` rounds to 32 bits.
+
+    >>> from fs_compat.common import Types
+    >>> has_float32(Types.ROW([Types.INT(), Types.MAP(Types.STRING(), Types.FLOAT())]))
+    True
+    >>> has_float32(Types.TUPLE([Types.STRING(), Types.DOUBLE()]))
+    False
+    """
+    if isinstance(type_info, BasicTypeInfo):
+        return type_info._basic_type is BasicType.FLOAT
+    if isinstance(type_info, (RowTypeInfo, TupleTypeInfo)):
+        return any(has_float32(t) for t in type_info.get_field_types())
+    if isinstance(type_info, ListTypeInfo):
+        return has_float32(type_info.elem_type)
+    if isinstance(type_info, (BasicArrayTypeInfo, ObjectArrayTypeInfo, PrimitiveArrayTypeInfo)):
+        return has_float32(type_info._element_type)
+    if isinstance(type_info, MapTypeInfo):
+        return has_float32(type_info._key_type_info) or has_float32(type_info._value_type_info)
+    return False
+
+
+_F32 = struct.Struct("f")
+
+
+def to_float32(value: float) -> float:
+    """``value`` rounded to the nearest 32-bit float, as Java's ``(float)`` and PyFlink's coders
+    round a ``Types.FLOAT()``: beyond the 32-bit range it is an infinity, below it a zero.
+
+    >>> to_float32(0.1), to_float32(163.3), to_float32(-1e39), to_float32(1e-50)
+    (0.10000000149011612, 163.3000030517578, -inf, 0.0)
+    """
+    try:
+        rounded: float = _F32.unpack(_F32.pack(value))[0]
+    except OverflowError:  # Pythons that refuse to pack beyond the range (Java gives infinity)
+        return math.copysign(math.inf, value)
+    return rounded
 
 
 _SELF = "<self>"  # a _MisfitError of the whole value (no part to name)
@@ -179,7 +233,7 @@ def _basic(basic_type: BasicType) -> Conform:
             return int(n)
 
         return integer
-    if basic_type in (BasicType.FLOAT, BasicType.DOUBLE):
+    if basic_type is BasicType.DOUBLE:
 
         def real(v: Any) -> Any:
             if v is None:
@@ -189,6 +243,21 @@ def _basic(basic_type: BasicType) -> Conform:
             raise _misfit()
 
         return real
+    if basic_type is BasicType.FLOAT:
+
+        def real32(v: Any) -> Any:
+            if v is None:
+                return None
+            if v.__class__ is float:
+                return to_float32(v)
+            if isinstance(v, Real) and not isinstance(v, bool):
+                try:
+                    return to_float32(float(v))
+                except OverflowError:  # an int beyond any float
+                    raise _MisfitError("out of range of a float") from None
+            raise _misfit()
+
+        return real32
     if basic_type is BasicType.CHAR:
 
         def char(v: Any) -> Any:
@@ -219,7 +288,8 @@ def _instance_of(cls: type | tuple[type, ...]) -> Conform:
     return instance
 
 
-_AS_IS = (BasicType.STRING, BasicType.BOOLEAN, BasicType.BIG_INT, BasicType.FLOAT, BasicType.DOUBLE)
+# Basic types whose values of their exact class fit as they are (not ``FLOAT``: it rounds).
+_AS_IS = (BasicType.STRING, BasicType.BOOLEAN, BasicType.BIG_INT, BasicType.DOUBLE)
 
 
 def _as_is(info: Any) -> tuple[type, int | None, int | None] | None:
@@ -231,13 +301,7 @@ def _as_is(info: Any) -> tuple[type, int | None, int | None] | None:
     bits = _BITS.get(basic_type)
     if bits is not None:
         return (int, -(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-    if basic_type in (
-        BasicType.STRING,
-        BasicType.BOOLEAN,
-        BasicType.BIG_INT,
-        BasicType.FLOAT,
-        BasicType.DOUBLE,
-    ):
+    if basic_type in _AS_IS:
         return (_BASIC_CLASS[basic_type], None, None)
     return None
 

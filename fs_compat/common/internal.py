@@ -12,13 +12,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._conform import DeclaredTypeError, conformer, exact_class
+from ._conform import DeclaredTypeError, conformer, exact_class, has_float32, to_float32
 from ._row import Row as _Row
 from ._row import RowKind as _RowKind
 from ._row import _create_row as create_row
 from ._row import _new_row, _set_fields, _set_from_dict, _set_kind, _set_values
 
-__all__ = ["DeclaredTypeError", "conformer", "create_row", "exact_class", "make_rows"]
+__all__ = [
+    "DeclaredTypeError",
+    "conformer",
+    "create_row",
+    "exact_class",
+    "has_float32",
+    "make_rows",
+    "to_float32",
+]
 
 
 def make_rows(names: list[str], tuples: Iterable[Sequence[Any]]) -> list[_Row]:

@@ -15,7 +15,7 @@ from typing_extensions import TypeVar
 
 from fs_compat.common._configuration import JavaConfiguration
 from fs_compat.common._job import ExecutionConfig, JobExecutionResult
-from fs_compat.common.internal import DeclaredTypeError, conformer, exact_class
+from fs_compat.common.internal import DeclaredTypeError, conformer, exact_class, has_float32
 from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, spark_dataframe
 from fs_compat.java_gateway import JavaObjectStandIn
 from fs_compat.runtime import (
@@ -37,7 +37,7 @@ from fs_compat.runtime import (
 from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
 from ._checkpointing import CheckpointConfig, CheckpointingMode
 from ._errors import job_failure
-from ._format import value_text
+from ._format import collected, value_text
 from ._functions import (
     BroadcastProcessFunction,
     CoFlatMapFunction,
@@ -123,6 +123,29 @@ def _key_fn(key_selector: Any) -> Callable[[Any], Any]:
     if callable(key_selector):
         return key_selector  # type: ignore[no-any-return]
     raise TypeError("Parameter key_selector should be type of KeySelector or a callable function!")
+
+
+class _RoundedKey:
+    """A key selector whose keys of a ``key_type`` with a ``FLOAT`` in it are rounded to 32 bits,
+    as PyFlink's coder of the key type rounds them (two keys that round alike are one key). A key
+    that does not fit ``key_type`` is handed on as it is, for the key codec's own error."""
+
+    def __init__(self, key_selector: Callable[[Any], Any], conform: Callable[[Any], Any]) -> None:
+        self._fn = key_selector  # what errors name (``describe_callable``)
+        self._conform = conform
+
+    def __call__(self, value: Any) -> Any:
+        key = self._fn(value)
+        try:
+            return self._conform(key)
+        except DeclaredTypeError:
+            return key
+
+
+def _rounded_key(key_selector: Callable[[Any], Any], key_type: Any) -> Callable[[Any], Any]:
+    """``key_selector``, or a ``_RoundedKey`` of it when ``key_type`` has a ``FLOAT`` in it."""
+    conform = conformer(key_type) if has_float32(key_type) else None
+    return key_selector if conform is None else _RoundedKey(key_selector, conform)
 
 
 class _CustomPartition:
@@ -502,7 +525,10 @@ class DataStream(Generic[T]):
         sinks (``StreamingFileSink``, ``FlinkKafkaProducer``) write as ``sink_to`` does."""
         if _is_connector_sink(sink_func):
             return self._sink_through(sink_func, "Sink: Unnamed")
-        return self._env._add_sink(SinkNode("Sink", [self._edge()], consume=sink_func.invoke))
+        # PyFlink's sink functions are Java's: a FLOAT arrives as Java's Float (collected()).
+        as_pyflink, invoke = collected(self._output_type), sink_func.invoke
+        consume = invoke if as_pyflink is None else lambda v: invoke(as_pyflink(v))
+        return self._env._add_sink(SinkNode("Sink", [self._edge()], consume=consume))
 
     def sink_to(self, sink: Sink | SinkFunction[T]) -> DataStreamSink:
         """Write every value with a connector sink (``FileSink``, ``KafkaSink``:
@@ -566,7 +592,9 @@ class DataStream(Generic[T]):
         """Run the job and return its values: a closeable iterator, or a list of at most
         ``limit`` values when ``limit`` is given."""
         results: list[T] = []
-        sink = SinkNode("Collect", [self._edge()], consume=results.append)
+        as_pyflink = collected(self._output_type)  # FLOAT parts as PyFlink's collect gives them
+        keep = results.append if as_pyflink is None else lambda v: results.append(as_pyflink(v))
+        sink = SinkNode("Collect", [self._edge()], consume=keep)
         self._env._run([*self._env._take_sinks(), sink], job_execution_name or "collect")
         if limit is not None:
             return results[:limit]
@@ -670,7 +698,7 @@ class KeyedStream(DataStream[T], Generic[T, K]):
     ) -> None:
         super().__init__(origin._env, origin._node, origin._output_type, origin._side_tag)
         self._origin = origin
-        self._key_selector = key_selector
+        self._key_selector = _rounded_key(key_selector, key_type)
         self._key_type = key_type
 
     def _edge(self) -> Edge:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
+
+from fs_compat.common.internal import to_float32
 
 
 def java_str(value: Any) -> str:
@@ -32,7 +35,7 @@ def java_str(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{java_str(k)}={java_str(v)}" for k, v in value.items()) + "}"
     if isinstance(value, float):
-        return _java_double(value)
+        return _java_float(value) if isinstance(value, _Float) else _java_double(value)
     if isinstance(value, datetime.datetime):
         return _java_timestamp(value)
     if isinstance(value, datetime.time):
@@ -54,14 +57,53 @@ def _java_timestamp(v: datetime.datetime) -> str:
 
 def _java_double(v: float) -> str:
     """Java's ``Double.toString``: plain between 1e-3 and 1e7, else ``d.dddE<exp>``."""
+    return _java_number(v, repr(v))
+
+
+class _Float(float):
+    """A value of a ``Types.FLOAT()`` part, which ``java_str`` shows as Java's ``Float.toString``."""
+
+    __slots__ = ()
+
+
+def float32_digits(v: float) -> str:
+    """The fewest significant digits that give back ``v`` rounded to 32 bits (what Java's
+    ``Float.toString`` shows, since Java 19; Java 17 now and then shows one digit more).
+
+    >>> float32_digits(0.10000000149011612), float32_digits(1 / 3), float32_digits(1e10 / 3)
+    ('0.1', '0.33333334', '3.3333332e+09')
+    """
+    v = to_float32(v)
+    if v != v or v in (math.inf, -math.inf) or v == 0:
+        return repr(v)
+    for digits in range(1, 10):
+        text = f"{v:.{digits}g}"
+        if to_float32(float(text)) == v:
+            return text
+    return repr(v)  # not reached: 9 significant digits always give a 32-bit float back
+
+
+def _java_float(v: float) -> str:
+    """Java's ``Float.toString`` of ``v`` rounded to 32 bits.
+
+    >>> _java_float(1 / 3), _java_float(1e10 / 3), _java_float(1e-5 / 3), _java_float(100.0)
+    ('0.33333334', '3.3333332E9', '3.3333333E-6', '100.0')
+    """
+    return _java_number(to_float32(v), float32_digits(v))
+
+
+def _java_number(v: float, text: str) -> str:
+    """``v``, whose shortest decimal is ``text``, as Java shows a double or a float: plain between
+    1e-3 and 1e7, else ``d.dddE<exp>``."""
     if v != v:
         return "NaN"
     if v in (float("inf"), float("-inf")):
         return "Infinity" if v > 0 else "-Infinity"
     if v == 0 or 1e-3 <= abs(v) < 1e7:
-        text = repr(v)
+        if "e" in text:
+            text = format(Decimal(text), "f")
         return text if "." in text else text + ".0"
-    sign, digits, exp = Decimal(repr(v)).normalize().as_tuple()
+    sign, digits, exp = Decimal(text).normalize().as_tuple()
     assert isinstance(exp, int)
     text = "".join(map(str, digits))
     mantissa = text[0] + "." + (text[1:] or "0")
@@ -81,4 +123,98 @@ def value_text(type_info: Any) -> Callable[[Any], str]:
 
     if type_info is None or type_info == Types.PICKLED_BYTE_ARRAY():
         return str
-    return java_str
+    mark = floats_mapped(type_info, _Float, in_rows=False)
+    if mark is None:
+        return java_str
+    return lambda value: java_str(mark(value))
+
+
+def collected(type_info: Any) -> Callable[[Any], Any] | None:
+    """What ``execute_and_collect`` hands back for a value of ``type_info``, as PyFlink does: each
+    ``Types.FLOAT()`` part is the Python float of Java's ``Float.toString`` (``0.1`` declared
+    ``FLOAT`` comes back as ``0.1``, a step after it sees ``0.10000000149011612``); None when
+    values come back as they are.
+
+    >>> from fs_compat.common import Types
+    >>> collected(Types.TUPLE([Types.STRING(), Types.FLOAT()]))(("a", 0.10000000149011612))
+    ('a', 0.1)
+    >>> collected(Types.DOUBLE()) is None
+    True
+    """
+    return floats_mapped(type_info, _java_float_value, in_rows=True)
+
+
+def _java_float_value(v: Any) -> Any:
+    """The Python float of Java's ``Float.toString`` of ``v`` (a value that is no number as it is)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(float32_digits(v))
+    return v
+
+
+def floats_mapped(
+    type_info: Any, fn: Callable[[float], Any], *, in_rows: bool
+) -> Callable[[Any], Any] | None:
+    """A function giving a value of ``type_info`` with ``fn`` applied to each of its ``FLOAT``
+    parts (tuple fields, row fields when ``in_rows``, elements, map keys and values), or None
+    when it has none (or only in rows, when not ``in_rows``)."""
+    from fs_compat.common.typeinfo import (
+        BasicArrayTypeInfo,
+        BasicType,
+        BasicTypeInfo,
+        ListTypeInfo,
+        MapTypeInfo,
+        ObjectArrayTypeInfo,
+        PrimitiveArrayTypeInfo,
+        RowTypeInfo,
+        TupleTypeInfo,
+    )
+
+    def of(info: Any) -> Callable[[Any], Any] | None:
+        if isinstance(info, BasicTypeInfo):
+            return fn if info._basic_type is BasicType.FLOAT else None
+        if isinstance(info, RowTypeInfo) and not in_rows:
+            return None
+        if isinstance(info, (RowTypeInfo, TupleTypeInfo)):
+            parts = [of(t) for t in info.get_field_types()]
+            if all(p is None for p in parts):
+                return None
+            if isinstance(info, RowTypeInfo):
+                return lambda row: _mapped_row(row, parts)
+            return lambda t: tuple(
+                x if p is None or x is None else p(x) for p, x in zip(parts, t, strict=True)
+            )
+        if isinstance(info, (ListTypeInfo, BasicArrayTypeInfo, ObjectArrayTypeInfo, PrimitiveArrayTypeInfo)):
+            part = of(info.elem_type if isinstance(info, ListTypeInfo) else info._element_type)
+            if part is None:
+                return None
+            return lambda xs: [x if x is None else part(x) for x in xs]
+        if isinstance(info, MapTypeInfo):
+            key, value = of(info._key_type_info), of(info._value_type_info)
+            if key is None and value is None:
+                return None
+            k = key or _same
+            v = value or _same
+            return lambda d: {
+                k(a) if a is not None else a: v(b) if b is not None else b for a, b in d.items()
+            }
+        return None
+
+    mapped = of(type_info)
+    if mapped is None:
+        return None
+    return lambda value: None if value is None else mapped(value)
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+def _mapped_row(row: Any, parts: list[Callable[[Any], Any] | None]) -> Any:
+    """``row`` with ``parts`` applied to its fields, of the same kind and names."""
+    from fs_compat.common import Row
+    from fs_compat.common.internal import create_row
+
+    values = [x if p is None or x is None else p(x) for p, x in zip(parts, row, strict=True)]
+    if isinstance(row, Row):
+        return create_row(row._fields, values, row.get_row_kind())
+    return tuple(values)

@@ -9,6 +9,7 @@ from typing import Any, Self
 from fs_compat.common import RowTypeInfo, TypeInformation
 from fs_compat.common.serialization import DeserializationSchema, SerializationSchema
 
+from .._format import collected
 from ._rows import _element_type, from_plain, to_plain
 
 
@@ -80,6 +81,7 @@ class CsvRowSerializationSchema(SerializationSchema):
         self._names, types = _fields(type_info)
         self._arrays = [_element_type(t) is not None for t in types]
         self._dialect = dialect
+        self._floats = collected(type_info)  # FLOAT fields in Java's Float.toString digits
 
     def _text(self, value: Any, array: bool) -> str:
         d = self._dialect
@@ -96,6 +98,8 @@ class CsvRowSerializationSchema(SerializationSchema):
         """``value``'s CSV line, with the line delimiter."""
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator=self._dialect.line_delimiter, **self._dialect.csv_kwargs())
+        if self._floats is not None:
+            value = self._floats(value)
         writer.writerow([self._text(v, a) for v, a in zip(value, self._arrays, strict=True)])
         return buffer.getvalue().encode("utf-8")
 

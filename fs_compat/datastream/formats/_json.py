@@ -8,6 +8,7 @@ from typing import Any
 from fs_compat.common import TypeInformation
 from fs_compat.common.serialization import DeserializationSchema, SerializationSchema
 
+from .._format import collected
 from ._rows import from_plain, to_plain
 
 
@@ -92,6 +93,7 @@ class JsonRowSerializationSchema(SerializationSchema):
     def __init__(self, type_info: TypeInformation[Any]) -> None:
         self._type_info = type_info
         self._names: list[str] | None = getattr(type_info, "get_field_names", lambda: None)()
+        self._floats = collected(type_info)  # FLOAT fields in Java's Float.toString digits
 
     @staticmethod
     def builder() -> JsonRowSerializationSchema.Builder:
@@ -100,6 +102,8 @@ class JsonRowSerializationSchema(SerializationSchema):
 
     def serialize(self, value: Any) -> bytes:
         """``value``'s JSON (a tuple or list is read by position with the type's field names)."""
+        if self._floats is not None and not isinstance(value, dict):
+            value = self._floats(value)
         if self._names is not None and isinstance(value, (tuple, list)) and not hasattr(value, "as_dict"):
             value = dict(zip(self._names, value, strict=True))
         return json.dumps(to_plain(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")

@@ -24,7 +24,7 @@ from fs_compat.common import (
     TupleTypeInfo,
     TypeInformation,
 )
-from fs_compat.common.internal import create_row
+from fs_compat.common.internal import create_row, to_float32
 
 Convert = Callable[[Any], Any]
 
@@ -56,7 +56,9 @@ def _is_bytes(info: Any) -> bool:
 def _text_to_basic(basic: BasicType) -> Convert:
     if basic in _INTEGERS:
         return int
-    if basic in (BasicType.FLOAT, BasicType.DOUBLE):
+    if basic is BasicType.FLOAT:  # 32-bit, as Flink's Float
+        return lambda v: to_float32(float(v))
+    if basic is BasicType.DOUBLE:
         return float
     if basic is BasicType.BOOLEAN:
         return lambda v: v if isinstance(v, bool) else str(v).strip().lower() == "true"
