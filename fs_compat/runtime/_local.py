@@ -323,6 +323,36 @@ class _Task:
             self._next_instance = (index + 1) % len(self.instances)
             self._deliver(self.instances[index], input_index, value, ts, None)
 
+    def sender(self, input_index: int) -> Callable[[Any, int | None], None]:
+        """``push`` of input ``input_index``, as a function of ``(value, timestamp)``, for an
+        upstream task to call on each of its outputs. For a map with one instance whose one main
+        output is a sink (on Spark, a map chained after a keyed step: the Bytewax W1's last
+        ``map``, a PyFlink ``process().map()``), the map and the sink called directly, with
+        ``push``'s errors and count; for any other step, ``push`` itself."""
+        inst, sink = self._only, self._sink
+        one = inst.one_to_one if inst is not None else None
+        if one is None or sink is None or self._batch or self._routes[input_index] != _REBALANCE:
+            return functools.partial(self.push, input_index)
+        counter, where = self._counter, self._where
+
+        def send(value: Any, ts: int | None) -> None:
+            try:
+                out = one(value)
+            except StepError:
+                raise
+            except Exception as exc:
+                raise StepError(where(exc, None, value, "function")) from exc
+            try:
+                sink(out)
+            except StepError:
+                raise
+            except Exception as exc:
+                raise StepError(where(exc, None, value)) from exc
+            if counter is not None:
+                counter[0] += 1
+
+        return send
+
     def route(self, input_index: int, value: Any) -> tuple[Any, bytes, int]:
         """``(key, key bytes, key group)`` of ``value`` on keyed input ``input_index``
         (``route_key`` with that input's key selector and encoder)."""
@@ -360,10 +390,12 @@ class _Task:
         backend, rt, process, one = inst.backend, inst.rt, inst.process, inst.one_to_one
         loader = backend.key_loader if backend is not None else None
         name, sink, counter, pending = self.node.name, self._sink, self._counter, inst.pending
-        emit, to_main = self._emit, self._to_main
-        if sink is None and len(self._main) == 1:  # ``_to_main`` of one task: its ``push`` as it is now
+        emit = self._emit
+        to_main: Callable[[Any, int | None], None] = self._to_main
+        if sink is None and len(self._main) == 1:  # ``_to_main`` of one task: its ``sender``
             down, down_index, _ = self._main[0]
-            to_main = functools.partial(down.push, down_index)
+            sender = getattr(down, "sender", None)  # a task's; other consumers (an engine's) push
+            to_main = sender(down_index) if sender is not None else functools.partial(down.push, down_index)
         known = itertools.repeat(None) if keys is None else keys
         rt.input_index = input_index  # the element's context (only the timestamp changes)
         rt.time_domain = None
