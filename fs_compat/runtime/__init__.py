@@ -7,7 +7,16 @@ from ._batched import BatchedRunner
 from ._clocks import RecordTimeClock
 from ._errors import describe_callable, unpicklable_message
 from ._keys import MAX_PARALLELISM, KeyEncoder, key_group_bytes, subtask_of
-from ._local import LocalConfig, LocalRunner, RuntimeMode, StepError, route_custom, route_key, run_local
+from ._local import (
+    LocalConfig,
+    LocalRunner,
+    RuntimeMode,
+    StepError,
+    route_custom,
+    route_key,
+    route_keys,
+    run_local,
+)
 from ._metrics import METRIC_KINDS, MetricValue, merge_metrics, snapshot_metrics
 from ._operator import (
     NOT_KEYED_TIMERS,
@@ -114,6 +123,7 @@ __all__ = [
     "publish",
     "route_custom",
     "route_key",
+    "route_keys",
     "row_field",
     "row_fields",
     "run_local",
