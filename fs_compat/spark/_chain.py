@@ -49,8 +49,9 @@ def prechained(node: Node, nodes: Sequence[Node], uses: dict[int, int], config: 
     first): the ``stateless``, non-keyed steps its only input comes through, one after another,
     each read by the next only (one input, main output, a plain edge: ``Edge.plain``). Records of
     stateless steps may be handled wherever they are, as Bytewax does; steps chained into an
-    upstream step's pass (``chained``) stay there."""
-    if not isinstance(node, OperatorNode) or not node.keyed or len(node.inputs) != 1:
+    upstream step's pass (``chained``) stay there. None with ``config.origins``: a route pass
+    numbers its outputs anew, so they would lose their origins."""
+    if not isinstance(node, OperatorNode) or not node.keyed or len(node.inputs) != 1 or config.origins:
         return []
     steps: list[Node] = []
     edge = node.inputs[0]

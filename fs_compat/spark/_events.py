@@ -30,6 +30,57 @@ COLUMNAR = (("ts", "long"), ("seq", "long"))
 #: Arrow record batches leave a task at this many rows.
 BATCH_ROWS = 8192
 
+# Origins (``LocalConfig.origins``). A record's origin is the source batch it comes from, as the
+# in-process batched schedule numbers them: round ``r`` of reads (a ``next_batch`` of every
+# partition of every source, in turn), then source, then partition: ``r * width + the
+# partition's offset``, where ``width`` is the number of partitions of all sources. With
+# origins, ``seq`` is ``origin << ORIGIN_SHIFT | position``: ordering by ``seq`` orders by origin
+# first, and a step's output inherits the origin of the event that produced it (``EventWriter``).
+ORIGIN_SHIFT = 32
+#: The origin of what steps emit at the end of input: after every source batch.
+END_ORIGIN = 1 << 30
+
+
+def origin_of(seq: int) -> int:
+    """The origin an event's ``seq`` carries (``LocalConfig.origins``).
+
+    >>> origin_of(3 << ORIGIN_SHIFT | 7)
+    3
+    """
+    return seq >> ORIGIN_SHIFT
+
+
+class SourceBatches:
+    """A source ``ExternalSourceNode`` handle: the items a source read in batches, as a
+    DataFrame of ``value`` (the item, pickled), ``r`` (the round of the read), ``p`` (the
+    partition's index, ``0 <= p < partitions``) and ``i`` (the item's index in its batch). The
+    adapter reads it as events in the order the in-process runner reads the batches, with each
+    item's origin in ``seq`` (``LocalConfig.origins``)."""
+
+    def __init__(self, df: Any, partitions: int) -> None:
+        self.df = df
+        self.partitions = max(1, partitions)
+
+    @property
+    def sparkSession(self) -> Any:  # noqa: N802 - a DataFrame's name, where handles are asked for it
+        return self.df.sparkSession
+
+    def events(self, width: int, offset: int) -> Any:
+        """The items as events (``FIELDS``), numbered by origin: ``width`` partitions in all
+        sources, this source's first at ``offset``."""
+        from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+        origin = F.col("r") * width + offset + F.col("p")
+        seq = F.shiftleft(origin.cast("long"), ORIGIN_SHIFT) + F.col("i")
+        return self.df.select(
+            F.lit(None).cast("string").alias("tag"),
+            F.col("value").alias("v"),
+            F.lit(None).cast("long").alias("ts"),
+            F.lit(None).cast("long").alias("wm"),
+            F.lit(0).cast("int").alias("ch"),
+            seq.cast("long").alias("seq"),
+        )
+
 
 def spark_schema(fields: Sequence[tuple[str, str]], extra: Sequence[Any] = ()) -> Any:
     """The Spark schema of ``fields``, then the ``extra`` StructFields."""
