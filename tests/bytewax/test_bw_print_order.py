@@ -5,16 +5,20 @@ whole input in one batch each printing step prints all its lines, step after ste
 order (``("a", 2)``, ``("b", 4)``, then ``order.i: ...`` twice, then ``order.d: ...`` twice for
 ``_flow``; with one item per batch, the same item by item: both checked on Bytewax 0.21.1).
 In-process the steps of a batch run in that order too (``BatchedRunner``). On Spark the inspectors
-and sinks are called on the driver after the job, step after step in that order, as if the whole
-input were one batch (migration_guide/bytewax.md, "Differences on Spark")."""
+and sinks are called on the driver after the job, batch by batch (each record carries the origin of
+its source batch through Spark's passes: ``LocalConfig.origins``) and in each batch in that order,
+so the lines come as in-process (migration_guide/bytewax.md, "Differences on Spark")."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.connectors.stdio import StdOutSink
 from fs_compat.bytewax.dataflow import Dataflow
+from fs_compat.bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 from fs_compat.bytewax.testing import TestingSource, run_main
 
 ONE_BATCH = [
@@ -65,8 +69,122 @@ def test_in_process_with_the_whole_input_in_one_batch_it_is_step_after_step(
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_on_spark_each_step_prints_all_its_lines_in_the_flows_order(
+def test_on_spark_the_lines_come_batch_by_batch_as_in_process(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    run_main(_flow(1), _target="spark")
-    assert _printed(capsys) == ONE_BATCH
+    for batch_size in (1, 2):
+        run_main(_flow(batch_size), _target="local")
+        in_process = _printed(capsys)
+        run_main(_flow(batch_size), _target="spark")
+        assert _printed(capsys) == in_process
+    assert in_process == ONE_BATCH
+
+
+# Several batches from several partitions, a fan-out to three inspected maps, a join of them, an
+# inspected count at the end of input, and an output step: the lines interleave batch by batch.
+
+
+class _Batches(StatefulSourcePartition[Any, int]):
+    """Batches given up front; the resume state is the next batch's index."""
+
+    def __init__(self, batches: list[list[Any]]) -> None:
+        self.batches = batches
+        self.at = 0
+
+    def next_batch(self) -> list[Any]:
+        if self.at >= len(self.batches):
+            raise StopIteration()
+        self.at += 1
+        return self.batches[self.at - 1]
+
+    def snapshot(self) -> int:
+        return self.at
+
+
+class _TwoParts(FixedPartitionedSource[Any, int]):
+    """Partition ``x`` reads batches of 2, 1 and 1 items, ``y`` one batch of 1, then ends."""
+
+    def list_parts(self) -> list[str]:
+        return ["x", "y"]
+
+    def build_part(self, step_id: str, for_part: str, resume_state: int | None) -> _Batches:
+        if for_part == "x":
+            return _Batches([[("a", 1), ("b", 2)], [("c", 3)], [("a", 4)]])
+        return _Batches([[("d", 5)]])
+
+
+def _fan_out(source: Any) -> Dataflow:
+    flow = Dataflow("fan")
+    inp = op.input("inp", flow, source)
+    tens = op.map("tens", inp, lambda kv: (kv[0], kv[1] * 10))
+    op.inspect("t", tens)
+    names = op.map("names", inp, lambda kv: (kv[0], f"n{kv[1]}"))
+    op.inspect("n", names)
+    same = op.map("same", inp, lambda kv: kv)
+    op.inspect("s", same)
+    joined = op.join("join", tens, names, same)
+    op.output("out", joined, StdOutSink())
+    op.inspect("c", op.count_final("count", inp, lambda kv: kv[0]))
+    return flow
+
+
+#: In-process, with ``_TwoParts``: x's first batch, y's, then x's next two, then the counts.
+FAN_OUT = [
+    "fan.t: ('a', 10)",
+    "fan.t: ('b', 20)",
+    "fan.n: ('a', 'n1')",
+    "fan.n: ('b', 'n2')",
+    "fan.s: ('a', 1)",
+    "fan.s: ('b', 2)",
+    "('a', (10, 'n1', 1))",
+    "('b', (20, 'n2', 2))",
+    "fan.t: ('d', 50)",
+    "fan.n: ('d', 'n5')",
+    "fan.s: ('d', 5)",
+    "('d', (50, 'n5', 5))",
+    "fan.t: ('c', 30)",
+    "fan.n: ('c', 'n3')",
+    "fan.s: ('c', 3)",
+    "('c', (30, 'n3', 3))",
+    "fan.t: ('a', 40)",
+    "fan.n: ('a', 'n4')",
+    "fan.s: ('a', 4)",
+    "('a', (40, 'n4', 4))",
+    "fan.c: ('a', 2)",
+    "fan.c: ('b', 1)",
+    "fan.c: ('c', 1)",
+    "fan.c: ('d', 1)",
+]
+
+
+def test_in_process_a_fan_out_prints_batch_by_batch(capsys: pytest.CaptureFixture[str]) -> None:
+    run_main(_fan_out(_TwoParts()), _target="local")
+    assert _printed(capsys) == FAN_OUT
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_on_spark_a_fan_out_of_a_partitioned_source_prints_as_in_process(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_main(_fan_out(_TwoParts()), _target="spark")
+    assert _printed(capsys) == FAN_OUT
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_on_spark_a_fan_out_of_a_testing_source_prints_as_in_process(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    items = [("a", 1), ("b", 2), ("a", 3), ("c", 4), ("b", 5)]
+    run_main(_fan_out(TestingSource(items, batch_size=2)), _target="local")
+    in_process = _printed(capsys)
+    # Two items per batch: each step prints both items of a batch before the next step does.
+    assert in_process[:4] == [
+        "fan.t: ('a', 10)",
+        "fan.t: ('b', 20)",
+        "fan.n: ('a', 'n1')",
+        "fan.n: ('b', 'n2')",
+    ]
+    run_main(_fan_out(TestingSource(items, batch_size=2)), _target="spark")
+    assert _printed(capsys) == in_process
