@@ -37,6 +37,8 @@ BATCH_ROWS = 8192
 # origins, ``seq`` is ``origin << ORIGIN_SHIFT | position``: ordering by ``seq`` orders by origin
 # first, and a step's output inherits the origin of the event that produced it (``EventWriter``).
 ORIGIN_SHIFT = 32
+#: The bits of a ``seq`` below its origin: the event's position.
+POSITIONS = (1 << ORIGIN_SHIFT) - 1
 #: The origin of what steps emit at the end of input: after every source batch.
 END_ORIGIN = 1 << 30
 

@@ -18,7 +18,7 @@ from fs_compat.runtime import LocalConfig, Node, StepError, SubtaskRunner
 
 from ._convert import OutputColumns, dumps
 from ._counters import StepTally, TaskTally
-from ._events import BATCH_ROWS, END_ORIGIN, FIELDS, ORIGIN_SHIFT, FrameSource, arrow_schema
+from ._events import BATCH_ROWS, END_ORIGIN, FIELDS, ORIGIN_SHIFT, POSITIONS, FrameSource, arrow_schema
 from ._routing import batch_keys, check_routed_key, key_values
 from ._worker import worker_pass
 
@@ -26,8 +26,6 @@ from ._worker import worker_pass
 _Output = tuple[str | None, Any, int | None, int | None]
 
 _pickle_dumps = pickle.dumps
-#: The bits of a ``seq`` below its origin (``LocalConfig.origins``).
-_POSITIONS = (1 << ORIGIN_SHIFT) - 1
 
 
 class _Writer(Protocol):
@@ -85,7 +83,7 @@ class EventWriter:
             self.seq.extend(range(seq, seq + m))
         else:  # positions go on across origins: ``seq`` grows as the origins do
             base = origin << ORIGIN_SHIFT
-            self.seq.extend(base | (n & _POSITIONS) for n in range(seq, seq + m))
+            self.seq.extend(base | (n & POSITIONS) for n in range(seq, seq + m))
         self.next_seq = seq + m
 
     def __len__(self) -> int:
@@ -303,9 +301,9 @@ class RunPass:
     def _with_origins(
         subtasks: _Subtasks, batch: Any, values: list[Any], stamps: Any, parts: list[int], plain: bool
     ) -> None:
-        """The events of ``batch`` one by one, each one's outputs handed to the writer with its
-        origin (``LocalConfig.origins``): what a step emits inherits the origin of the event it
-        handled."""
+        """The events of ``batch`` one by one, the outputs of each run of events of one origin
+        handed to the writer with it (``LocalConfig.origins``): what a step emits inherits the
+        origin of the event it handled."""
         n = batch.num_rows
         if type(stamps) is not list:
             stamps = [None] * n
@@ -315,10 +313,15 @@ class RunPass:
             columns = [batch.column(name).to_pylist() for name in ("inp", "ch", "wm")]
         seqs = batch.column("seq").to_pylist()
         at, take = subtasks.at, subtasks.take
-        for part, v, ts, seq, inp, ch, wm in zip(parts, values, stamps, seqs, *columns, strict=True):
-            runner = at(part)
+        runner, part, origin = at(parts[0]), parts[0], seqs[0] >> ORIGIN_SHIFT
+        for row_part, v, ts, seq, inp, ch, wm in zip(parts, values, stamps, seqs, *columns, strict=True):
+            if seq >> ORIGIN_SHIFT != origin or row_part != part:
+                take(origin)
+                origin = seq >> ORIGIN_SHIFT
+                if row_part != part:
+                    runner, part = at(row_part), row_part
             if wm is not None:
                 runner.watermark(inp, ch, wm)
             else:
                 runner.push(inp, v, ts)
-            take(seq >> ORIGIN_SHIFT)
+        take(origin)

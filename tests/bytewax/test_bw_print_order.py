@@ -81,7 +81,8 @@ def test_on_spark_the_lines_come_batch_by_batch_as_in_process(
 
 
 # Several batches from several partitions, a fan-out to three inspected maps, a join of them, an
-# inspected count at the end of input, and an output step: the lines interleave batch by batch.
+# output step, an inspected running count and an inspected count at the end of input: the lines
+# interleave batch by batch.
 
 
 class _Batches(StatefulSourcePartition[Any, int]):
@@ -124,6 +125,9 @@ def _fan_out(source: Any) -> Dataflow:
     op.inspect("s", same)
     joined = op.join("join", tens, names, same)
     op.output("out", joined, StdOutSink())
+    # A stateless step before a keyed one (on Spark it runs in that step's route pass).
+    ones = op.map("one", inp, lambda kv: (kv[0], 1))
+    op.inspect("r", op.stateful_map("run", ones, lambda total, one: ((total or 0) + one, (total or 0) + one)))
     op.inspect("c", op.count_final("count", inp, lambda kv: kv[0]))
     return flow
 
@@ -138,18 +142,23 @@ FAN_OUT = [
     "fan.s: ('b', 2)",
     "('a', (10, 'n1', 1))",
     "('b', (20, 'n2', 2))",
+    "fan.r: ('a', 1)",
+    "fan.r: ('b', 1)",
     "fan.t: ('d', 50)",
     "fan.n: ('d', 'n5')",
     "fan.s: ('d', 5)",
     "('d', (50, 'n5', 5))",
+    "fan.r: ('d', 1)",
     "fan.t: ('c', 30)",
     "fan.n: ('c', 'n3')",
     "fan.s: ('c', 3)",
     "('c', (30, 'n3', 3))",
+    "fan.r: ('c', 1)",
     "fan.t: ('a', 40)",
     "fan.n: ('a', 'n4')",
     "fan.s: ('a', 4)",
     "('a', (40, 'n4', 4))",
+    "fan.r: ('a', 2)",
     "fan.c: ('a', 2)",
     "fan.c: ('b', 1)",
     "fan.c: ('c', 1)",
