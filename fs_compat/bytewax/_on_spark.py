@@ -203,6 +203,10 @@ def _source_node(node: SourceNode, source: Any, reading: _Reading) -> Node:
 
     step_id = node.name
     if isinstance(source, DataFrameSource):
+        if reading.origins and not source.df.isStreaming:
+            from fs_compat.spark import SourceBatches
+
+            return ExternalSourceNode(step_id, handle=SourceBatches.of_rows(source.df, source.batch_size))
         return ExternalSourceNode(step_id, handle=source.df, unbounded=bool(source.df.isStreaming))
     if isinstance(source, SparkReadSource):
         from fs_compat.spark import spark_session

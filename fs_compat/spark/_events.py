@@ -10,12 +10,12 @@ when it is an ``int`` or a ``str``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from fs_compat.runtime import LocalConfig, Node, OperatorNode
 
-from ._convert import RowReader
+from ._convert import RowReader, dumps
 
 FIELDS = (("tag", "string"), ("v", "binary"), ("ts", "long"), ("wm", "long"), ("ch", "int"), ("seq", "long"))
 #: A routed event: ``inp`` (which input of the step) and ``part`` (which subtask) added.
@@ -62,6 +62,44 @@ class SourceBatches:
     def __init__(self, df: Any, partitions: int) -> None:
         self.df = df
         self.partitions = max(1, partitions)
+
+    @classmethod
+    def of_rows(cls, df: Any, batch_size: int) -> SourceBatches:
+        """A bounded DataFrame's rows (``Row`` values) as one partition read ``batch_size`` rows
+        a batch, in the DataFrame's order (partition by partition, as ``toArrow()`` gives them).
+        Counting the rows of each DataFrame partition first is a small job of its own."""
+        from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+        from ._worker import worker_pass
+
+        counts = dict(df.groupBy(F.spark_partition_id()).count().collect())
+        starts: dict[int, int] = {}
+        total = 0
+        for pid in sorted(counts):
+            starts[pid], total = total, total + counts[pid]
+        reader = RowReader(df.schema)
+
+        def items(batches: Iterator[Any]) -> Iterator[Any]:
+            import pyarrow as pa
+            from pyspark import TaskContext
+
+            context = TaskContext.get()
+            at = starts.get(context.partitionId() if context is not None else 0, 0)
+            for batch in batches:
+                rows = reader.rows(batch)
+                ks = range(at, at + len(rows))
+                at += len(rows)
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.array([dumps(row) for row in rows], pa.binary()),
+                        pa.array([k // batch_size for k in ks], pa.int64()),
+                        pa.array([0] * len(rows), pa.int32()),
+                        pa.array([k % batch_size for k in ks], pa.int64()),
+                    ],
+                    names=["value", "r", "p", "i"],
+                )
+
+        return cls(df.mapInArrow(worker_pass(items), "value BINARY, r LONG, p INT, i LONG"), 1)
 
     @property
     def sparkSession(self) -> Any:  # noqa: N802 - a DataFrame's name, where handles are asked for it

@@ -114,9 +114,11 @@ class _TwoParts(FixedPartitionedSource[Any, int]):
         return _Batches([[("d", 5)]])
 
 
-def _fan_out(source: Any) -> Dataflow:
+def _fan_out(source: Any, of_rows: bool = False) -> Dataflow:
     flow = Dataflow("fan")
     inp = op.input("inp", flow, source)
+    if of_rows:  # a DataFrame's rows of ``id``: keys in order in each batch (see below)
+        inp = op.map("kv", inp, lambda row: (f"k{row.id // 3}", row.id))
     tens = op.map("tens", inp, lambda kv: (kv[0], kv[1] * 10))
     op.inspect("t", tens)
     names = op.map("names", inp, lambda kv: (kv[0], f"n{kv[1]}"))
@@ -185,7 +187,7 @@ def test_on_spark_a_fan_out_of_a_partitioned_source_prints_as_in_process(
 def test_on_spark_a_fan_out_of_a_testing_source_prints_as_in_process(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    items = [("a", 1), ("b", 2), ("a", 3), ("c", 4), ("b", 5)]
+    items = [("a", 1), ("b", 2), ("a", 3), ("c", 4), ("b", 5)]  # each batch's keys in order
     run_main(_fan_out(TestingSource(items, batch_size=2)), _target="local")
     in_process = _printed(capsys)
     # Two items per batch: each step prints both items of a batch before the next step does.
@@ -196,4 +198,21 @@ def test_on_spark_a_fan_out_of_a_testing_source_prints_as_in_process(
         "fan.n: ('b', 'n2')",
     ]
     run_main(_fan_out(TestingSource(items, batch_size=2)), _target="spark")
+    assert _printed(capsys) == in_process
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_on_spark_a_fan_out_of_a_dataframe_prints_as_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+    from fs_compat.bytewax.spark import DataFrameSource
+    from fs_compat.spark import spark_session
+
+    # 7 rows in 3 partitions, read 2 rows a batch. A keyed step handles the keys of a batch in
+    # key order in-process and in arrival order on Spark (migration_guide/bytewax.md), so each
+    # batch's keys come in order here.
+    df = spark_session().range(0, 7, 1, 3)
+    run_main(_fan_out(DataFrameSource(df, batch_size=2), of_rows=True), _target="local")
+    in_process = _printed(capsys)
+    assert in_process[:3] == ["fan.t: ('k0', 0)", "fan.t: ('k0', 10)", "fan.n: ('k0', 'n0')"]
+    run_main(_fan_out(DataFrameSource(df, batch_size=2), of_rows=True), _target="spark")
     assert _printed(capsys) == in_process
