@@ -44,6 +44,7 @@ from fs_compat.runtime import (
     SourceNode,
     StepError,
     TimestampNode,
+    end_order,
     upstream_of,
 )
 
@@ -54,6 +55,7 @@ from ._counters import counting, observed, step_tally
 from ._errors import user_error
 from ._events import (
     COLUMNAR,
+    END_ORIGIN,
     FIELDS,
     ORIGIN_SHIFT,
     ROUTED,
@@ -161,9 +163,11 @@ def _stage(
     chain: Sequence[Node] = (),
     output: tuple[str | None, OutputColumns] | None = None,
     before: Sequence[Node] = (),
+    end_origin: int | None = None,
 ) -> _Frame:
     """``node``'s frame (with ``chain`` run in the same pass after it, ``before`` in its route
-    pass before it; ``tags`` are the last step's consumed side outputs): route -> repartition
+    pass before it; ``tags`` are the last step's consumed side outputs; ``end_origin``, with
+    origins, that of what the steps emit at the end of input): route -> repartition
     -> sort -> run."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
@@ -224,6 +228,7 @@ def _stage(
         output=output,
         tally=step_tally(node),
         key_fields=key_cols,
+        end_origin=end_origin,
     ).mapper()
     out = ordered.mapInArrow(run, output[1].schema if output is not None else spark_schema(FIELDS))
     frame = _Frame(observed(out) if output is None else out, p)
@@ -278,6 +283,8 @@ def _build_frames(
     width = sum(counts)
     starts = itertools.accumulate(counts, initial=0)
     offsets = {n.id: offset for n, offset in zip(sources, starts, strict=False)}
+    # What a step emits at the end of input comes after every batch, in the order the steps end.
+    ends = {n.id: END_ORIGIN + rank for rank, n in enumerate(end_order(nodes))} if config.origins else {}
     before = {node.id: prechained(node, nodes, uses, config) for node in nodes}
     inside: set[int] = {step.id for steps in before.values() for step in steps}
     for node in nodes:
@@ -305,7 +312,8 @@ def _build_frames(
                 out = (output[1], output[2])
                 if output[1] is not None:
                     wanted.add(output[1])
-            frame = _stage(node, frames, config, sorted(wanted), chain, out, before[node.id])
+            end = ends.get(node.id)
+            frame = _stage(node, frames, config, sorted(wanted), chain, out, before[node.id], end)
             node = last
         else:
             continue

@@ -39,7 +39,8 @@ BATCH_ROWS = 8192
 ORIGIN_SHIFT = 32
 #: The bits of a ``seq`` below its origin: the event's position.
 POSITIONS = (1 << ORIGIN_SHIFT) - 1
-#: The origin of what steps emit at the end of input: after every source batch.
+#: The origin of what steps emit at the end of input: after every source batch. A step's is this
+#: plus its place in the order the in-process schedule ends the steps (``runtime.end_order``).
 END_ORIGIN = 1 << 30
 
 

@@ -185,7 +185,7 @@ class _Subtasks:
             self.runner.finish()
             if self.counts is not None:
                 self.counts.finished(self.runner)
-            self.take(END_ORIGIN if self.run.config.origins else None)
+            self.take(self.run.end_origin if self.run.config.origins else None)
 
 
 class RunPass:
@@ -196,7 +196,9 @@ class RunPass:
     ``output = (tag, columns)``, the pass writes the values of output ``tag`` as ``columns``
     (``to_dataframe``'s schema) instead of events. With ``key_fields``, Spark routed the
     records by those columns (``direct_route``): they have no ``ts``, ``ki`` or ``ks``, and
-    their keys are the columns' values (``key_values``)."""
+    their keys are the columns' values (``key_values``). With ``config.origins``, each event's
+    outputs carry its origin in ``seq`` (``EventWriter``), and what the steps emit at the end of
+    input ``end_origin``."""
 
     def __init__(
         self,
@@ -210,6 +212,7 @@ class RunPass:
         output: tuple[str | None, OutputColumns] | None = None,
         tally: StepTally | None = None,
         key_fields: tuple[int, ...] | None = None,
+        end_origin: int | None = None,
     ) -> None:
         self.node = node
         self.config = config
@@ -220,6 +223,8 @@ class RunPass:
         self.output = output
         self.tally = tally
         self.key_fields = key_fields
+        #: With origins, that of what the steps emit at the end of input (default: ``END_ORIGIN``).
+        self.end_origin = END_ORIGIN if end_origin is None else end_origin
         #: The step whose outputs the pass writes (the last of the chain).
         self.step = (chain[-1] if chain else node).name
 

@@ -216,3 +216,36 @@ def test_on_spark_a_fan_out_of_a_dataframe_prints_as_in_process(capsys: pytest.C
     assert in_process[:3] == ["fan.t: ('k0', 0)", "fan.t: ('k0', 10)", "fan.n: ('k0', 'n0')"]
     run_main(_fan_out(DataFrameSource(df, batch_size=2), of_rows=True), _target="spark")
     assert _printed(capsys) == in_process
+
+
+def _two_ends() -> Dataflow:
+    """Two steps that emit at the end of input, their inspect steps added in the other order."""
+    flow = Dataflow("ends")
+    inp = op.input("inp", flow, TestingSource([("a", 1), ("b", 2), ("a", 3)]))
+    counts = op.count_final("count", inp, lambda kv: kv[0])
+    sums = op.reduce_final("sum", inp, lambda x, y: x + y)
+    op.inspect("s", sums)
+    op.inspect("c", counts)
+    op.inspect("i", inp)
+    return flow
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_on_spark_what_steps_emit_at_the_end_comes_in_the_order_they_end(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_main(_two_ends(), _target="local")
+    in_process = _printed(capsys)
+    # The items as they come, then the counts (their step ends first), then the sums.
+    assert in_process == [
+        "ends.i: ('a', 1)",
+        "ends.i: ('b', 2)",
+        "ends.i: ('a', 3)",
+        "ends.c: ('a', 2)",
+        "ends.c: ('b', 1)",
+        "ends.s: ('a', 4)",
+        "ends.s: ('b', 2)",
+    ]
+    run_main(_two_ends(), _target="spark")
+    assert _printed(capsys) == in_process
