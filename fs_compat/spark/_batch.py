@@ -22,6 +22,16 @@ Four shortcuts keep the per-record work down without changing what a step sees:
 - Stateless steps (``OperatorNode.stateless``: Bytewax's ``map``, ``filter``, ``flat_map``, ...)
   between a source or a step and the keyed step they feed run in that keyed step's route pass
   (``_chain.prechained``).
+
+With ``LocalConfig.origins`` every event's ``seq`` carries its origin, the source batch it comes
+from (``_events``): sources number their items so (``SourceBatches``: a source read in batches;
+a collection's items are a batch each), a run pass and a route pass's stateless steps number
+each output after the event that produced it, what a step emits at the end of input comes after
+every batch in the order the in-process schedule ends the steps (``runtime.end_order``), a step
+takes one origin's events input by input, and sinks get ``(origin, value)`` pairs. A front end
+orders the outputs of several sinks by them (Bytewax's ``run_main``: its inspect and output
+steps print as in-process). It costs a hand-over of outputs per run of one origin in the run
+pass, so only runs that ask for it pay.
 """
 
 from __future__ import annotations
