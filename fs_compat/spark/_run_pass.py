@@ -33,7 +33,7 @@ class _Writer(Protocol):
     main: list[Any] | None
 
     def start(self, part: int) -> None: ...
-    def take(self, outs: Sequence[_Output], origin: int | None = None) -> None: ...
+    def take(self, outs: Sequence[_Output], origin: int | Sequence[int] | None = None) -> None: ...
     def __len__(self) -> int: ...
     def flush(self) -> Any: ...
 
@@ -41,8 +41,8 @@ class _Writer(Protocol):
 class EventWriter:
     """The outputs of a run pass as events (``FIELDS``): accumulated column by column as the
     subtasks give them, written out as Arrow record batches. A subtask's outputs are on its
-    channel (``ch``), numbered in order (``seq``); given an ``origin``, their ``seq`` carries it
-    (``origin << ORIGIN_SHIFT | position``: ``LocalConfig.origins``)."""
+    channel (``ch``), numbered in order (``seq``); given their origin (or each one's), their
+    ``seq`` carries it (``origin << ORIGIN_SHIFT | position``: ``LocalConfig.origins``)."""
 
     main: list[Any] | None = None
 
@@ -61,9 +61,9 @@ class EventWriter:
         """The outputs from now on are subtask ``part``'s."""
         self.part, self.next_seq = part, 0
 
-    def take(self, outs: Sequence[_Output], origin: int | None = None) -> None:
+    def take(self, outs: Sequence[_Output], origin: int | Sequence[int] | None = None) -> None:
         """Add ``outs``, the current subtask's outputs in order (produced by an event of
-        ``origin``, when given)."""
+        ``origin``, or each by one of its ``origin``, when given)."""
         if not outs:
             return
         tags, values, stamps, marks = zip(*outs, strict=True)
@@ -81,9 +81,12 @@ class EventWriter:
         self.ch.extend([self.part] * m)
         if origin is None:
             self.seq.extend(range(seq, seq + m))
-        else:  # positions go on across origins: ``seq`` grows as the origins do
+        elif isinstance(origin, int):  # positions go on across origins: ``seq`` grows as they do
             base = origin << ORIGIN_SHIFT
             self.seq.extend(base | (n & POSITIONS) for n in range(seq, seq + m))
+        else:
+            shift, positions = ORIGIN_SHIFT, range(seq, seq + m)
+            self.seq.extend(o << shift | (n & POSITIONS) for o, n in zip(origin, positions, strict=True))
         self.next_seq = seq + m
 
     def __len__(self) -> int:
@@ -116,7 +119,7 @@ class ColumnWriter:
     def start(self, part: int) -> None:
         pass  # the columns say nothing of which subtask wrote a value
 
-    def take(self, outs: Sequence[_Output], origin: int | None = None) -> None:
+    def take(self, outs: Sequence[_Output], origin: int | Sequence[int] | None = None) -> None:
         """Add the wanted values: the main output's from ``main``, else those of ``outs``."""
         if self.main is not None:
             wanted = self.main[:]
@@ -172,9 +175,9 @@ class _Subtasks:
                 self.counts.started(self.runner)
         return self.runner
 
-    def take(self, origin: int | None = None) -> None:
-        """Hand the current subtask's outputs so far (of an event of ``origin``, when given)
-        to the writer."""
+    def take(self, origin: int | Sequence[int] | None = None) -> None:
+        """Hand the current subtask's outputs so far (of an event of ``origin``, or each of
+        one of its ``origin``, when given) to the writer."""
         if self.runner is not None:
             self.writer.take(self.runner.drain(), origin)
 
@@ -306,9 +309,9 @@ class RunPass:
     def _with_origins(
         subtasks: _Subtasks, batch: Any, values: list[Any], stamps: Any, parts: list[int], plain: bool
     ) -> None:
-        """The events of ``batch`` one by one, the outputs of each run of events of one origin
-        handed to the writer with it (``LocalConfig.origins``): what a step emits inherits the
-        origin of the event it handled."""
+        """The events of ``batch`` one by one, the outputs of each subtask handed to the writer
+        with their origins (``LocalConfig.origins``): what a step emits inherits the origin of
+        the event it handled."""
         n = batch.num_rows
         if type(stamps) is not list:
             stamps = [None] * n
@@ -319,14 +322,19 @@ class RunPass:
         seqs = batch.column("seq").to_pylist()
         at, take = subtasks.at, subtasks.take
         runner, part, origin = at(parts[0]), parts[0], seqs[0] >> ORIGIN_SHIFT
+        # The origin of each output so far, filled up to the outputs pending at each change.
+        origins: list[int] = []
         for row_part, v, ts, seq, inp, ch, wm in zip(parts, values, stamps, seqs, *columns, strict=True):
             if seq >> ORIGIN_SHIFT != origin or row_part != part:
-                take(origin)
+                origins.extend([origin] * (runner.pending() - len(origins)))
                 origin = seq >> ORIGIN_SHIFT
                 if row_part != part:
+                    take(origins)
+                    origins = []
                     runner, part = at(row_part), row_part
             if wm is not None:
                 runner.watermark(inp, ch, wm)
             else:
                 runner.push(inp, v, ts)
-        take(origin)
+        origins.extend([origin] * (runner.pending() - len(origins)))
+        take(origins)
