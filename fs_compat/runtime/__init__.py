@@ -3,7 +3,7 @@ states, the Operator interface every step implements, timers, watermarks, and th
 target. Nothing here knows PyFlink or Bytewax names; the Spark adapter runs the same code
 inside Spark tasks."""
 
-from ._batched import BatchedRunner
+from ._batched import BatchedRunner, end_order
 from ._clocks import RecordTimeClock
 from ._errors import describe_callable, unpicklable_message
 from ._keys import MAX_PARALLELISM, KeyEncoder, key_group_bytes, subtask_of
@@ -73,6 +73,7 @@ __all__ = [
     "AggregatingState",
     "AppendingState",
     "BatchedRunner",
+    "end_order",
     "Edge",
     "ExternalSourceNode",
     "JobSummary",

@@ -42,6 +42,12 @@ class LocalConfig:
     #: Flink's ``auto_watermark_interval``: timestamp assigners emit their watermark every this
     #: many ms of processing time (``clock``), 0 for none before the end of input.
     watermark_interval_ms: int = 200
+    #: Whether an engine that runs the plan in passes (Spark) carries each record's origin, the
+    #: source batch it comes from, through them, and hands each sink ``(origin, value)`` pairs,
+    #: so that a front end can order the outputs of several sinks as the batched in-process
+    #: schedule (``BatchedRunner``) would: by origin, then by step. The in-process target
+    #: ignores it. See ``fs_compat.spark._batch``.
+    origins: bool = False
 
 
 def route_key(
