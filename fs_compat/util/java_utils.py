@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from fs_compat.common._configuration import JavaConfiguration as _JavaConfiguration
+from fs_compat.common.internal import JavaConfiguration as _JavaConfiguration
 from fs_compat.java_gateway import get_gateway as _get_gateway
 
 

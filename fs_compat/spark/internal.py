@@ -1,0 +1,14 @@
+"""fs-compat internals of ``fs_compat.spark`` shared with the front ends and the CLI (shipping a
+job's own modules to Spark's workers, finding Java); not part of the public API.
+
+>>> from fs_compat.spark.internal import JavaNotFoundError
+>>> issubclass(JavaNotFoundError, Exception)
+True
+"""
+
+from __future__ import annotations
+
+from ._java import JavaNotFoundError, ensure_java
+from ._ship import ship_user_code
+
+__all__ = ["JavaNotFoundError", "ensure_java", "ship_user_code"]
