@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import attrs
 
 from fs_compat.common import Row, TypeInformation
-from fs_compat.execution import SPARK, run_plan, spark_dataframe
+from fs_compat.execution import SPARK, SPARK_STREAMING, run_plan, spark_dataframe
 from fs_compat.runtime import (
     Edge,
     ExternalSourceNode,
@@ -28,6 +28,7 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
+from . import _recover_on_spark
 from ._datasource import DEFAULT_MAX_BATCHES, SOURCE_FORMAT, encode, register
 from ._ops import FlatMapBatchOperator, InspectDebugOperator, PassThroughOperator, PerItem, mark, user_error
 from ._ops import MsClock as _MsClock
@@ -167,14 +168,26 @@ _IN_PROCESS_ONLY = (
     "is in-process only: on Spark a run reads its whole input once; run the flow in-process "
     "(FS_COMPAT_TARGET=local, the default of run_main) to use it"
 )
+_WITH_RECOVERY = (
+    "ends or aborts a run that a later run resumes: on Spark, run_main(recovery_config=...) on the "
+    "spark-streaming target; or run the flow in-process (FS_COMPAT_TARGET=local)"
+)
 
 
-def _marker_check(step_id: str, item: Any) -> None:
+def _marker_check(step_id: str, item: Any, resumable: bool) -> None:
+    """Refuse a ``TestingSource`` marker that a Spark run cannot honour: ``PAUSE()`` (a run on
+    Spark does not wait), ``EOF()`` and ``ABORT()`` unless the run is resumable
+    (``_recover_on_spark``)."""
     from .testing import TestingSource
 
     for marker in (TestingSource.EOF, TestingSource.ABORT, TestingSource.PAUSE):
         if isinstance(item, marker):
-            raise NotImplementedError(f"step {step_id}: TestingSource.{marker.__name__}() {_IN_PROCESS_ONLY}")
+            if marker is TestingSource.PAUSE:
+                raise NotImplementedError(f"step {step_id}: TestingSource.PAUSE() {_IN_PROCESS_ONLY}")
+            if not resumable:
+                raise NotImplementedError(
+                    f"step {step_id}: TestingSource.{marker.__name__}() {_WITH_RECOVERY}"
+                )
 
 
 #: What a source's or sink's call lets through on Spark: also ``NotImplementedError`` (what a
@@ -205,8 +218,9 @@ def _source_node(node: SourceNode, source: Any, reading: _Reading) -> Node:
     if isinstance(source, TestingSource):
         items = list(source._ib)
         for item in items:
-            _marker_check(step_id, item)
-        return SourceNode(step_id, items=items)
+            _marker_check(step_id, item, reading.resumable)
+        # A resumable run reads the items on the driver, epoch by epoch (``_recover_on_spark``).
+        return SourceNode(step_id, items=[] if reading.resumable else items)
     if isinstance(source, (FixedPartitionedSource, DynamicSource)):
         return _data_source_node(step_id, source, reading)
     raise TypeError("source must subclass `fs_compat.bytewax.inputs.Source`")
@@ -220,6 +234,9 @@ class _Reading:
     streaming: bool = False
     workers: int = 1
     max_batches: int = DEFAULT_MAX_BATCHES
+    #: ``run_main(recovery_config=...)`` on ``spark-streaming``: ``TestingSource`` items are read
+    #: run by run (``_recover_on_spark``), so their ``EOF()`` and ``ABORT()`` markers are honoured.
+    resumable: bool = False
 
 
 def _item_of_row(row: Row) -> Any:
@@ -421,8 +438,10 @@ def run_main(
     """``run_main`` with the ``spark`` target (or ``spark-streaming``, ``target``: one streaming
     query, ``fs_compat.execution``): the steps run as Spark jobs, the flow's own
     sources are read by Spark's tasks (a ``TestingSource`` here), sinks are written here.
-    ``epoch_interval`` is accepted (there are no epochs on Spark);
-    ``recovery_config`` is in-process only. ``now_getter`` is the processing-time clock of the
+    ``epoch_interval`` is accepted (there are no epochs on Spark) except with a
+    ``recovery_config``, which only the ``spark-streaming`` target takes, for flows whose inputs
+    are ``TestingSource``s: each run is a run of one query kept in the recovery directory, its
+    epochs micro-batches (``_recover_on_spark``). ``now_getter`` is the processing-time clock of the
     steps (it travels to Spark's workers pickled, so it cannot be moved during the run).
     ``parallelism`` is the number of Spark tasks per step (``cluster_main``'s workers); with one,
     the sinks get the output in the order the in-process run gives it."""
@@ -430,20 +449,24 @@ def run_main(
         raise TypeError("dataflow must subclass `fs_compat.bytewax.dataflow.Dataflow`")
     if epoch_interval is not None and not isinstance(epoch_interval, timedelta):
         raise TypeError("epoch interval must be a `datetime.timedelta`")
-    if recovery_config is not None:
+    if recovery_config is not None and target != SPARK_STREAMING:
         raise NotImplementedError(
-            "run_main(recovery_config=...) is in-process only: a Spark run reads its whole input "
-            "and either completes or fails (Spark retries failed tasks); for state that survives "
-            "restarts, run the flow on a streaming DataFrame with fs_compat.bytewax.spark.to_dataframe "
-            "and a checkpointLocation"
+            "run_main(recovery_config=...) on the spark target: a Spark batch run reads its whole "
+            "input and either completes or fails (Spark retries failed tasks); run the flow in-process "
+            "or on the spark-streaming target (FS_COMPAT_TARGET=spark-streaming), whose runs resume "
+            "from the query's checkpoint; for state that survives restarts of a live stream, run the "
+            "flow on a streaming DataFrame with fs_compat.bytewax.spark.to_dataframe and a checkpointLocation"
         )
     plan = flow._plan
     check_flow(plan.nodes)
+    resumable = recovery_config is not None
+    if resumable:
+        _recover_on_spark.check_sources(plan.nodes, plan.sources)
     sinks = [n for n in plan.nodes if isinstance(n, SinkNode)]
     # Inspect steps run also when no output step follows them, as in Bytewax.
     inspects = [n for n in plan.nodes if inspector_of(n) is not None]
     taps: list[_InspectTap] = []
-    nodes = _clone(flow, [*sinks, *inspects], taps, _Reading(workers=parallelism))
+    nodes = _clone(flow, [*sinks, *inspects], taps, _Reading(workers=parallelism, resumable=resumable))
     upstream = upstream_of(list(nodes.values()))
     streaming = [n.name for n in upstream if isinstance(n, ExternalSourceNode) and n.unbounded]
     if streaming:
@@ -463,9 +486,21 @@ def run_main(
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
-        summary = run_plan(
-            spark_sinks, config, target=target, spark=lambda: _spark_for(upstream), job_name=flow.flow_id
-        )
+        if recovery_config is not None:
+            summary = _recover_on_spark.run(
+                flow,
+                nodes,
+                spark_sinks,
+                config,
+                _spark_for(upstream),
+                epoch_interval,
+                recovery_config,
+                now_getter,
+            )
+        else:
+            summary = run_plan(
+                spark_sinks, config, target=target, spark=lambda: _spark_for(upstream), job_name=flow.flow_id
+            )
     except StepError as exc:
         error = _bytewax_error(exc)
         if error is exc:
@@ -488,4 +523,5 @@ def run_main(
     ]
     for _, done in sorted(finish, key=lambda entry: entry[0]):
         done()
-    publish(attrs.evolve(summary, job_name=flow.flow_id))  # fs-compat run prints it
+    if summary is not None:
+        publish(attrs.evolve(summary, job_name=flow.flow_id))  # fs-compat run prints it

@@ -1,0 +1,125 @@
+"""``run_main(flow, recovery_config=...)`` on the ``spark-streaming`` target: each run is a run of
+one Structured Streaming query kept in the recovery directory, Bytewax's epochs its micro-batches
+(``fs_compat.bytewax._recover_on_spark``). An abort loses the state of the epoch it falls in (its
+output went out: at-least-once), an EOF ends the run with every key's ``on_eof`` and the next run
+continues with the state, and the recovery partitions are checked as in-process."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import fs_compat.bytewax.operators as op
+from fs_compat.bytewax.dataflow import Dataflow
+from fs_compat.bytewax.inputs import DynamicSource, StatelessSourcePartition
+from fs_compat.bytewax.recovery import (
+    InconsistentPartitionsError,
+    MissingPartitionsError,
+    NoPartitionsError,
+    RecoveryConfig,
+    init_db_dir,
+)
+from fs_compat.bytewax.testing import TestingSink, TestingSource, run_main
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+STREAMING = "spark-streaming"
+EVERY_ITEM = timedelta(0)  # an epoch (a micro-batch, a snapshot) per item
+ONE_EPOCH = timedelta(seconds=30)  # the run's items in one epoch
+
+
+def _config(tmp_path: Path, parts: int = 1) -> RecoveryConfig:
+    init_db_dir(tmp_path, parts)
+    return RecoveryConfig(str(tmp_path))
+
+
+def _running_sum(total: int | None, value: int) -> tuple[int, int]:
+    total = (total or 0) + value
+    return total, total
+
+
+def _sum_flow(inp: list[Any], out: list[Any]) -> Dataflow:
+    flow = Dataflow("sums")
+    s = op.input("inp", flow, TestingSource(inp))
+    s = op.stateful_map("sum", s, _running_sum)
+    op.output("out", s, TestingSink(out))
+    return flow
+
+
+def _run(flow: Dataflow, interval: timedelta, config: RecoveryConfig, out: list[Any]) -> list[Any]:
+    out.clear()
+    run_main(flow, epoch_interval=interval, recovery_config=config, _target=STREAMING)
+    return sorted(out)
+
+
+def test_an_abort_without_a_snapshot_loses_the_epochs_state_and_the_resume_replays_it(tmp_path: Path) -> None:
+    out: list[Any] = []
+    flow = _sum_flow([("a", 1), ("a", 2), TestingSource.ABORT(), ("a", 3)], out)
+    config = _config(tmp_path)
+    # The abort falls in the run's only epoch: its output went out, its state was not committed.
+    assert _run(flow, ONE_EPOCH, config, out) == [("a", 1), ("a", 3)]
+    # So the resume reads the items again, from the state before them (the abort fired once).
+    assert _run(flow, ONE_EPOCH, config, out) == [("a", 1), ("a", 3), ("a", 6)]
+    # As in-process and in Bytewax: a fired ABORT() does not count in the source's resume index,
+    # so the next run reads the last item again.
+    assert _run(flow, ONE_EPOCH, config, out) == [("a", 9)]
+
+
+def test_an_abort_after_snapshots_resumes_with_their_state(tmp_path: Path) -> None:
+    out: list[Any] = []
+    flow = _sum_flow([("a", 1), ("a", 2), TestingSource.ABORT(), ("a", 3)], out)
+    config = _config(tmp_path)
+    assert _run(flow, EVERY_ITEM, config, out) == [("a", 1), ("a", 3)]
+    assert _run(flow, EVERY_ITEM, config, out) == [("a", 6)]
+
+
+def test_a_continuation_keeps_the_state_and_gives_each_run_its_eof(tmp_path: Path) -> None:
+    """``stateful_map`` keeps its sums across runs; ``collect`` emits what it holds at each run's
+    EOF (``on_eof``), and starts afresh in the next run."""
+    out: list[Any] = []
+    inp = [("a", 1), ("b", 2), TestingSource.EOF(), ("a", 3), TestingSource.EOF(), ("b", 4)]
+    flow = Dataflow("continued")
+    s = op.input("inp", flow, TestingSource(inp))
+    sums = op.map("sums", op.stateful_map("sum", s, _running_sum), lambda kv: ("sum", kv))
+    lists = op.collect("collect", s, timeout=timedelta(hours=1), max_size=100)
+    op.output(
+        "out", op.merge("both", sums, op.map("lists", lists, lambda kv: ("list", kv))), TestingSink(out)
+    )
+    config = _config(tmp_path)
+    first = [("list", ("a", [1])), ("list", ("b", [2])), ("sum", ("a", 1)), ("sum", ("b", 2))]
+    assert _run(flow, ONE_EPOCH, config, out) == first
+    assert _run(flow, ONE_EPOCH, config, out) == [("list", ("a", [3])), ("sum", ("a", 4))]
+    assert _run(flow, ONE_EPOCH, config, out) == [("list", ("b", [4])), ("sum", ("b", 6))]
+    assert _run(flow, ONE_EPOCH, config, out) == []
+
+
+def test_the_recovery_partitions_are_checked_as_in_process(tmp_path: Path) -> None:
+    flow = _sum_flow([("a", 1)], [])
+    with pytest.raises(NoPartitionsError):
+        run_main(flow, epoch_interval=EVERY_ITEM, recovery_config=RecoveryConfig(tmp_path), _target=STREAMING)
+    config = _config(tmp_path, 3)
+    os.remove(tmp_path / "part-0.sqlite3")
+    with pytest.raises(MissingPartitionsError):
+        run_main(flow, epoch_interval=EVERY_ITEM, recovery_config=config, _target=STREAMING)
+    init_db_dir(tmp_path, 2)  # part-0 and part-1 of 2, part-2 of 3
+    with pytest.raises(InconsistentPartitionsError):
+        run_main(flow, epoch_interval=EVERY_ITEM, recovery_config=config, _target=STREAMING)
+
+
+class _Items(DynamicSource[int]):
+    def build(self, step_id: str, worker_index: int, worker_count: int) -> StatelessSourcePartition[int]:
+        raise AssertionError("not built")
+
+
+def test_recovery_resumes_testing_sources_only(tmp_path: Path) -> None:
+    flow = Dataflow("other")
+    op.output("out", op.input("events", flow, _Items()), TestingSink([]))
+    with pytest.raises(
+        NotImplementedError,
+        match=r"step other.events: run_main\(recovery_config=...\) on the spark-streaming",
+    ):
+        run_main(flow, recovery_config=_config(tmp_path), _target=STREAMING)
