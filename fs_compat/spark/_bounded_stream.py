@@ -8,7 +8,8 @@ How a run goes (``run_bounded_stream``):
    target reads them) and written, pickled, into parquet files in a temporary directory, one
    file per micro-batch (``maxFilesPerTrigger`` 1): ``micro_batches`` files of about equal size
    (fewer when there are fewer records). The last file ends with an end-of-input row
-   (``END_COLUMN``; a source without records has a file of that row alone), so its micro-batch
+   (``END_COLUMN``, holding the watermark the end carries; a source without records has a file
+   of that row alone), so its micro-batch
    carries the end of the input after its records.
 2. Each source becomes a streaming DataFrame over its directory, followed by a step that unpickles
    the records; the plan is the bounded one with those sources, run by ``stream_dataframe``
@@ -23,6 +24,12 @@ How a run goes (``run_bounded_stream``):
    watermark goes to ``Long.MAX_VALUE`` (every event-time timer fires), and once all of a key
    group's channels are there, its operators' ``end_input`` runs (Bytewax's EOF), as the
    in-process target ends a bounded run (``_stream._KeyGroups._end``).
+
+``run_stream_epochs`` runs a job that later runs continue (Bytewax's ``run_main`` with a
+``recovery_config``): its query's files and checkpoints stay in a directory, each call adds a
+micro-batch per epoch it is given, and its input ends for the run (``end_of_run``: ``end_input``
+again at the next run's end), for good (``END_OF_INPUT``) or not at all; an uncommitted call runs
+on a copy of the checkpoints and removes its files (an aborted epoch: its state is not kept).
 
 The output is the other targets' (same records); the order is the same per key, not across keys:
 key groups run in separate tasks. A sink with several outputs runs one query per sink.
