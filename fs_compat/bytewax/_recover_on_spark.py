@@ -71,18 +71,33 @@ class _Reader:
 
 @attrs.define
 class _Epochs:
-    """What a run reads: the committed epochs (per Spark source node id, its items), the epoch
-    an abort fell in (None: no abort), and each source's position after the committed ones."""
+    """What a run reads: the committed epochs (per Spark source node id, its items), whether
+    it aborted and the items of the epoch the abort fell in (none: an abort right after a
+    snapshot), and each source's position after the committed epochs."""
 
     committed: list[dict[int, list[Any]]]
-    aborted: dict[int, list[Any]] | None
+    aborted: bool
+    uncommitted: dict[int, list[Any]]
     positions: dict[tuple[str, str], Any]  # by (step id, partition name)
 
 
 def read_epochs(readers: Sequence[_Reader], interval: timedelta) -> _Epochs:
     """Read the sources as the in-process runner does (``_execution._Runner.run``), with an epoch
     per pass when ``interval`` is zero, else one; an epoch without items is not kept (a
-    micro-batch costs), but the last one is when the run ends (it carries the end)."""
+    micro-batch costs), but the last one is when the run ends (it carries the end).
+
+    >>> from fs_compat.bytewax.testing import TestingSource
+    >>> items = ["p", TestingSource.EOF(), "q", TestingSource.ABORT(), "r"]
+    >>> def read(start, seconds):
+    ...     part = TestingSource(items).build_part("s", "iterable", start)
+    ...     return read_epochs([_Reader("s", "iterable", 7, part)], timedelta(seconds=seconds))
+    >>> read(None, 0)  # up to the EOF; the last epoch carries the end
+    _Epochs(committed=[{7: ['p']}, {7: []}], aborted=False, uncommitted={}, positions={('s', 'iterable'): 2})
+    >>> read(2, 10)  # the abort falls in the run's one epoch: nothing committed
+    _Epochs(committed=[], aborted=True, uncommitted={7: ['q']}, positions={('s', 'iterable'): 2})
+    >>> read(2, 10)  # it fired once; a fired ABORT does not count in the index (as in Bytewax)
+    _Epochs(committed=[{7: ['q', 'r']}], aborted=False, uncommitted={}, positions={('s', 'iterable'): 4})
+    """
 
     def snapshot() -> dict[tuple[str, str], Any]:
         what = "`StatefulSourcePartition.snapshot`"
@@ -109,9 +124,9 @@ def read_epochs(readers: Sequence[_Reader], interval: timedelta) -> _Epochs:
                     continue
                 current.setdefault(reader.node_id, []).extend(batch)
     except AbortExecution:
-        return _Epochs(committed, current if any(current.values()) else None, positions)
+        return _Epochs(committed, True, current, positions)
     committed.append(current)
-    return _Epochs(committed, None, snapshot())
+    return _Epochs(committed, False, {}, snapshot())
 
 
 def run(
@@ -147,19 +162,26 @@ def run(
     ended = int(states.get(_RUNS_STEP, {}).get(_RUNS_KEY, 0))
     directory = recovery_config.db_dir / QUERY_DIR
     name = flow.flow_id
-    end = end_of_run(ended) if epochs.aborted is None else None
+    end = None if epochs.aborted else end_of_run(ended)
     summary = None
     if epochs.committed:
-        summary = run_stream_epochs(spark, sinks, config, directory, epochs.committed, end=end, job_name=name)
         changes: list[tuple[str, str, Any, bool]] = [
-            (step_id, name, position, True) for (step_id, name), position in epochs.positions.items()
+            (step_id, part, position, True) for (step_id, part), position in epochs.positions.items()
         ]
         if end is not None:
             changes.append((_RUNS_STEP, _RUNS_KEY, ended + 1, True))
-        store.write_epoch(epoch + 1, changes, (now_getter or _system_now)())
-    if epochs.aborted is not None:
+
+        def handed_over() -> None:
+            # The epochs' files are in the query's sources: its next start reads them, also after
+            # a failure, so the sources' positions move on now (a failed micro-batch runs again).
+            store.write_epoch(epoch + 1, changes, (now_getter or _system_now)())
+
         summary = run_stream_epochs(
-            spark, sinks, config, directory, [epochs.aborted], end=None, commit=False, job_name=name
+            spark, sinks, config, directory, epochs.committed, end=end, handed_over=handed_over, job_name=name
+        )
+    if any(epochs.uncommitted.values()):
+        summary = run_stream_epochs(
+            spark, sinks, config, directory, [epochs.uncommitted], end=None, commit=False, job_name=name
         )
     return summary
 

@@ -48,7 +48,7 @@ import pickle
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -385,6 +385,7 @@ def run_stream_epochs(
     *,
     end: int | None,
     commit: bool = True,
+    handed_over: Callable[[], None] | None = None,
     job_name: str = "",
 ) -> JobSummary:
     """One run of a bounded plan that later runs continue: the plan that feeds ``sinks`` as a
@@ -397,6 +398,9 @@ def run_stream_epochs(
     ``commit=False``: the run leaves the query as it found it, as an execution that fails before
     its micro-batch commits: the sinks get its output, but it runs on a copy of the checkpoints
     and its files are removed afterwards, so the next run starts from the same state.
+    Otherwise ``handed_over`` is called once the files are in place, before the query starts:
+    from then on the query reads them at its next start, even if this one fails (the caller
+    records there that the records were handed over).
     """
     _refuse_batch_mode(config)
     start = time.perf_counter()
@@ -420,6 +424,8 @@ def run_stream_epochs(
         return job.summary(job_name, start)
     if commit:
         _write_atomically(known, json.dumps({"count": files.count, "mtime": files.mtime}))
+        if handed_over is not None:
+            handed_over()
         job.consume(job.run(root))
         return job.summary(job_name, start)
     scratch = Path(tempfile.mkdtemp(prefix="uncommitted-", dir=root))

@@ -15,6 +15,7 @@ import pytest
 
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.dataflow import Dataflow
+from fs_compat.bytewax.errors import BytewaxRuntimeError
 from fs_compat.bytewax.inputs import DynamicSource, StatelessSourcePartition
 from fs_compat.bytewax.recovery import (
     InconsistentPartitionsError,
@@ -33,6 +34,7 @@ ONE_EPOCH = timedelta(seconds=30)  # the run's items in one epoch
 
 
 def _config(tmp_path: Path, parts: int = 1) -> RecoveryConfig:
+    tmp_path.mkdir(exist_ok=True)
     init_db_dir(tmp_path, parts)
     return RecoveryConfig(str(tmp_path))
 
@@ -43,10 +45,15 @@ def _running_sum(total: int | None, value: int) -> tuple[int, int]:
 
 
 def _sum_flow(inp: list[Any], out: list[Any]) -> Dataflow:
+    """Running sums per key (``stateful_map``: state kept across runs), and the items ``collect``
+    holds, emitted at each run's EOF (``on_eof``) only, as ``("sum", ...)`` and ``("list", ...)``."""
     flow = Dataflow("sums")
     s = op.input("inp", flow, TestingSource(inp))
-    s = op.stateful_map("sum", s, _running_sum)
-    op.output("out", s, TestingSink(out))
+    sums = op.map("sums", op.stateful_map("sum", s, _running_sum), lambda kv: ("sum", kv))
+    lists = op.collect("collect", s, timeout=timedelta(hours=1), max_size=100)
+    op.output(
+        "out", op.merge("both", sums, op.map("lists", lists, lambda kv: ("list", kv))), TestingSink(out)
+    )
     return flow
 
 
@@ -60,21 +67,24 @@ def test_an_abort_without_a_snapshot_loses_the_epochs_state_and_the_resume_repla
     out: list[Any] = []
     flow = _sum_flow([("a", 1), ("a", 2), TestingSource.ABORT(), ("a", 3)], out)
     config = _config(tmp_path)
-    # The abort falls in the run's only epoch: its output went out, its state was not committed.
-    assert _run(flow, ONE_EPOCH, config, out) == [("a", 1), ("a", 3)]
+    # The abort falls in the run's only epoch: its output went out, its state was not committed,
+    # and an abort is no EOF (collect emits nothing).
+    assert _run(flow, ONE_EPOCH, config, out) == [("sum", ("a", 1)), ("sum", ("a", 3))]
     # So the resume reads the items again, from the state before them (the abort fired once).
-    assert _run(flow, ONE_EPOCH, config, out) == [("a", 1), ("a", 3), ("a", 6)]
+    again = [("list", ("a", [1, 2, 3])), ("sum", ("a", 1)), ("sum", ("a", 3)), ("sum", ("a", 6))]
+    assert _run(flow, ONE_EPOCH, config, out) == again
     # As in-process and in Bytewax: a fired ABORT() does not count in the source's resume index,
     # so the next run reads the last item again.
-    assert _run(flow, ONE_EPOCH, config, out) == [("a", 9)]
+    assert _run(flow, ONE_EPOCH, config, out) == [("list", ("a", [3])), ("sum", ("a", 9))]
 
 
 def test_an_abort_after_snapshots_resumes_with_their_state(tmp_path: Path) -> None:
     out: list[Any] = []
     flow = _sum_flow([("a", 1), ("a", 2), TestingSource.ABORT(), ("a", 3)], out)
     config = _config(tmp_path)
-    assert _run(flow, EVERY_ITEM, config, out) == [("a", 1), ("a", 3)]
-    assert _run(flow, EVERY_ITEM, config, out) == [("a", 6)]
+    # An epoch per item: both are committed, the abort comes right after (no EOF: no list).
+    assert _run(flow, EVERY_ITEM, config, out) == [("sum", ("a", 1)), ("sum", ("a", 3))]
+    assert _run(flow, EVERY_ITEM, config, out) == [("list", ("a", [1, 2, 3])), ("sum", ("a", 6))]
 
 
 def test_a_continuation_keeps_the_state_and_gives_each_run_its_eof(tmp_path: Path) -> None:
@@ -82,18 +92,41 @@ def test_a_continuation_keeps_the_state_and_gives_each_run_its_eof(tmp_path: Pat
     EOF (``on_eof``), and starts afresh in the next run."""
     out: list[Any] = []
     inp = [("a", 1), ("b", 2), TestingSource.EOF(), ("a", 3), TestingSource.EOF(), ("b", 4)]
-    flow = Dataflow("continued")
-    s = op.input("inp", flow, TestingSource(inp))
-    sums = op.map("sums", op.stateful_map("sum", s, _running_sum), lambda kv: ("sum", kv))
-    lists = op.collect("collect", s, timeout=timedelta(hours=1), max_size=100)
-    op.output(
-        "out", op.merge("both", sums, op.map("lists", lists, lambda kv: ("list", kv))), TestingSink(out)
-    )
+    flow = _sum_flow(inp, out)
     config = _config(tmp_path)
     first = [("list", ("a", [1])), ("list", ("b", [2])), ("sum", ("a", 1)), ("sum", ("b", 2))]
     assert _run(flow, ONE_EPOCH, config, out) == first
     assert _run(flow, ONE_EPOCH, config, out) == [("list", ("a", [3])), ("sum", ("a", 4))]
     assert _run(flow, ONE_EPOCH, config, out) == [("list", ("b", [4])), ("sum", ("b", 6))]
+    assert _run(flow, ONE_EPOCH, config, out) == []
+
+
+class _FailWhile:
+    """A mapper that raises while ``flag`` exists (it runs in Spark's workers: a file tells it)."""
+
+    def __init__(self, flag: Path) -> None:
+        self.flag = str(flag)
+
+    def __call__(self, item: Any) -> Any:
+        if os.path.exists(self.flag):
+            raise ValueError("failing")
+        return item
+
+
+def test_a_failed_run_is_read_again_by_the_next(tmp_path: Path) -> None:
+    """A step's error fails the run before its micro-batch commits: the next run's query runs it
+    again, as in-process the next run reads the items again from the last snapshot."""
+    out: list[Any] = []
+    flag = tmp_path / "fail"
+    flag.touch()
+    flow = Dataflow("failing")
+    s = op.map("check", op.input("inp", flow, TestingSource([("a", 1), ("a", 2)])), _FailWhile(flag))
+    op.output("out", op.stateful_map("sum", s, _running_sum), TestingSink(out))
+    config = _config(tmp_path / "db")
+    with pytest.raises(BytewaxRuntimeError, match="failing"):
+        _run(flow, ONE_EPOCH, config, out)
+    flag.unlink()
+    assert _run(flow, ONE_EPOCH, config, out) == [("a", 1), ("a", 3)]
     assert _run(flow, ONE_EPOCH, config, out) == []
 
 
