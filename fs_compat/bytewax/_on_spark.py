@@ -169,15 +169,16 @@ _IN_PROCESS_ONLY = (
     "(FS_COMPAT_TARGET=local, the default of run_main) to use it"
 )
 _WITH_RECOVERY = (
-    "ends or aborts a run that a later run resumes: on Spark, run_main(recovery_config=...) on the "
-    "spark-streaming target; or run the flow in-process (FS_COMPAT_TARGET=local)"
+    "ends or aborts a run, which a Spark batch run cannot do (it reads its whole input once): use the "
+    "spark-streaming target (FS_COMPAT_TARGET=spark-streaming), or run the flow in-process "
+    "(FS_COMPAT_TARGET=local)"
 )
 
 
 def _marker_check(step_id: str, item: Any, resumable: bool) -> None:
     """Refuse a ``TestingSource`` marker that a Spark run cannot honour: ``PAUSE()`` (a run on
-    Spark does not wait), ``EOF()`` and ``ABORT()`` unless the run is resumable
-    (``_recover_on_spark``)."""
+    Spark does not wait), ``EOF()`` and ``ABORT()`` unless the run is read run by run
+    (``_recover_on_spark``: on ``spark-streaming``)."""
     from .testing import TestingSource
 
     for marker in (TestingSource.EOF, TestingSource.ABORT, TestingSource.PAUSE):
@@ -234,8 +235,9 @@ class _Reading:
     streaming: bool = False
     workers: int = 1
     max_batches: int = DEFAULT_MAX_BATCHES
-    #: ``run_main(recovery_config=...)`` on ``spark-streaming``: ``TestingSource`` items are read
-    #: run by run (``_recover_on_spark``), so their ``EOF()`` and ``ABORT()`` markers are honoured.
+    #: ``run_main`` on ``spark-streaming`` with a ``recovery_config`` or ``EOF()`` / ``ABORT()``
+    #: markers: ``TestingSource`` items are read run by run (``_recover_on_spark``), so the markers
+    #: are honoured.
     resumable: bool = False
 
 
@@ -459,9 +461,12 @@ def run_main(
         )
     plan = flow._plan
     check_flow(plan.nodes)
-    resumable = recovery_config is not None
+    # Read run by run (``_recover_on_spark``): with a recovery_config, or markers to honour.
+    resumable = recovery_config is not None or (
+        target == SPARK_STREAMING and _recover_on_spark.has_markers(plan.nodes, plan.sources)
+    )
     if resumable:
-        _recover_on_spark.check_sources(plan.nodes, plan.sources)
+        _recover_on_spark.check_sources(plan.nodes, plan.sources, recovery_config is not None)
     sinks = [n for n in plan.nodes if isinstance(n, SinkNode)]
     # Inspect steps run also when no output step follows them, as in Bytewax.
     inspects = [n for n in plan.nodes if inspector_of(n) is not None]
@@ -486,7 +491,7 @@ def run_main(
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
-        if recovery_config is not None:
+        if resumable:
             summary = _recover_on_spark.run(
                 flow,
                 nodes,

@@ -26,8 +26,11 @@ one micro-batch of the query, committed in its checkpoint with the keys' state. 
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -45,16 +48,29 @@ _RUNS_KEY = "ended_runs"
 QUERY_DIR = "spark-streaming"
 
 
-def check_sources(flow_nodes: Sequence[Node], sources: dict[int, Any]) -> None:
-    """Recovery on Spark resumes ``TestingSource`` inputs only (read on the driver, item by item)."""
+def has_markers(flow_nodes: Sequence[Node], sources: dict[int, Any]) -> bool:
+    """Whether a ``TestingSource`` of the flow holds ``EOF()`` or ``ABORT()`` markers."""
     from .testing import TestingSource
 
+    return any(
+        isinstance(item, (TestingSource.EOF, TestingSource.ABORT))
+        for node in flow_nodes
+        if isinstance(node, SourceNode) and isinstance(sources[node.id], TestingSource)
+        for item in sources[node.id]._ib
+    )
+
+
+def check_sources(flow_nodes: Sequence[Node], sources: dict[int, Any], recovery: bool) -> None:
+    """Runs read run by run on Spark take ``TestingSource`` inputs only (read on the driver)."""
+    from .testing import TestingSource
+
+    what = "run_main(recovery_config=...)" if recovery else "a TestingSource's EOF() or ABORT()"
     for node in flow_nodes:
         if isinstance(node, SourceNode) and not isinstance(sources[node.id], TestingSource):
             raise NotImplementedError(
-                f"step {node.name}: run_main(recovery_config=...) on the spark-streaming target resumes "
-                f"TestingSource inputs only, not a {type(sources[node.id]).__name__}; run the flow "
-                "in-process (FS_COMPAT_TARGET=local) for recovery, or on a streaming DataFrame with "
+                f"step {node.name}: {what} on the spark-streaming target takes TestingSource inputs "
+                f"only, not a {type(sources[node.id]).__name__}; run the flow in-process "
+                "(FS_COMPAT_TARGET=local), or on a streaming DataFrame with "
                 "fs_compat.bytewax.spark.to_dataframe and a checkpointLocation"
             )
 
@@ -136,16 +152,18 @@ def run(
     config: LocalConfig,
     spark: Any,
     epoch_interval: timedelta | None,
-    recovery_config: RecoveryConfig,
+    recovery_config: RecoveryConfig | None,
     now_getter: Callable[[], datetime] | None,
 ) -> JobSummary | None:
     """One run of ``flow`` (its steps on Spark: ``nodes``, by the flow's node ids; ``sinks`` on
     the driver) resumed from and committed to ``recovery_config``; the summary of its query's
-    run (None: nothing to run)."""
-    from fs_compat.spark import end_of_run, run_stream_epochs
+    run (None: nothing to run). Without a ``recovery_config``, as in-process: the run reads from
+    the start, ends its input for good at ``EOF()``, stops at ``ABORT()``, and keeps nothing."""
+    from fs_compat.spark import END_OF_INPUT, end_of_run, run_stream_epochs
 
-    store = _Store(recovery_config)  # Bytewax's checks of the recovery partitions
-    epoch, states = store.resume()
+    # Bytewax's checks of the recovery partitions.
+    store = _Store(recovery_config) if recovery_config is not None else None
+    epoch, states = store.resume() if store is not None else (0, {})
     plan = flow._plan
     readers = []
     for node in plan.nodes:
@@ -159,9 +177,20 @@ def run(
     finally:
         for reader in readers:
             reader.part.close()
+    name = flow.flow_id
+    if store is None:
+        every = (
+            [*epochs.committed, epochs.uncommitted] if any(epochs.uncommitted.values()) else epochs.committed
+        )
+        directory = Path(tempfile.mkdtemp(prefix="fs-compat-run-"))
+        try:
+            end = None if epochs.aborted else END_OF_INPUT
+            return run_stream_epochs(spark, sinks, config, directory, every, end=end, job_name=name)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+    assert recovery_config is not None
     ended = int(states.get(_RUNS_STEP, {}).get(_RUNS_KEY, 0))
     directory = recovery_config.db_dir / QUERY_DIR
-    name = flow.flow_id
     end = None if epochs.aborted else end_of_run(ended)
     summary = None
     if epochs.committed:

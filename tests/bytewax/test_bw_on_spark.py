@@ -133,16 +133,17 @@ def test_dataframe_source_with_run_main_in_process_and_on_spark() -> None:
 
 
 @pytest.mark.parametrize("marker", [TestingSource.EOF(), TestingSource.ABORT()], ids=["EOF", "ABORT"])
-@pytest.mark.parametrize("target", ["spark", "spark-streaming"])
-def test_eof_and_abort_markers_need_a_resumable_run(marker: Any, target: str) -> None:
-    """Without a recovery_config a Spark run reads its whole input once (with one, on
-    spark-streaming, they are honoured: tests/spark/test_bytewax_recovery_streaming.py)."""
+def test_eof_and_abort_markers_are_refused_on_the_spark_target(marker: Any) -> None:
+    """A Spark batch run reads its whole input once (on spark-streaming they are honoured:
+    tests/spark/test_bytewax_recovery_streaming.py)."""
     flow = Dataflow("test_df")
     op.output("out", op.input("inp", flow, TestingSource([1, marker, 2])), TestingSink([]))
     name = type(marker).__name__
-    expected = f"step test_df.inp: TestingSource.{name}() ends or aborts a run that a later run resumes"
+    expected = (
+        f"step test_df.inp: TestingSource.{name}() ends or aborts a run, which a Spark batch run cannot do"
+    )
     with pytest.raises(NotImplementedError, match=re.escape(expected)):
-        run_main(flow, _target=target)
+        run_main(flow, _target="spark")
 
 
 def test_pause_marker_is_in_process_only(recovery_config: Any) -> None:

@@ -7,6 +7,7 @@ continues with the state, and the recovery partitions are checked as in-process.
 from __future__ import annotations
 
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,20 @@ def test_the_recovery_partitions_are_checked_as_in_process(tmp_path: Path) -> No
         run_main(flow, epoch_interval=EVERY_ITEM, recovery_config=config, _target=STREAMING)
 
 
+def test_without_recovery_a_run_ends_at_eof_or_stops_at_abort_and_keeps_nothing() -> None:
+    """As in-process without a recovery_config: the run reads from the start up to the marker; at
+    EOF the input ends (collect emits), at ABORT it stops (no EOF); nothing is kept."""
+    out: list[Any] = []
+    flow = _sum_flow([("a", 1), ("a", 2), TestingSource.EOF(), ("a", 3)], out)
+    for _ in range(2):
+        out.clear()
+        run_main(flow, epoch_interval=EVERY_ITEM, _target=STREAMING)
+        assert sorted(out) == [("list", ("a", [1, 2])), ("sum", ("a", 1)), ("sum", ("a", 3))]
+    out.clear()
+    run_main(_sum_flow([("a", 1), TestingSource.ABORT(), ("a", 2)], out), _target=STREAMING)
+    assert out == [("sum", ("a", 1))]
+
+
 class _Items(DynamicSource[int]):
     def build(self, step_id: str, worker_index: int, worker_count: int) -> StatelessSourcePartition[int]:
         raise AssertionError("not built")
@@ -151,8 +166,8 @@ class _Items(DynamicSource[int]):
 def test_recovery_resumes_testing_sources_only(tmp_path: Path) -> None:
     flow = Dataflow("other")
     op.output("out", op.input("events", flow, _Items()), TestingSink([]))
-    with pytest.raises(
-        NotImplementedError,
-        match=r"step other.events: run_main\(recovery_config=...\) on the spark-streaming",
-    ):
+    expected = (
+        "step other.events: run_main(recovery_config=...) on the spark-streaming target takes TestingSource"
+    )
+    with pytest.raises(NotImplementedError, match=re.escape(expected)):
         run_main(flow, recovery_config=_config(tmp_path), _target=STREAMING)
