@@ -116,7 +116,9 @@ def _build(step_id: str, source: Any, name: str, index: int, workers: int, state
     return call(source.build, "`DynamicSource.build`", step_id, step_id, index, workers, through=_THROUGH)
 
 
-def _parts_of(step_id: str, source: Any, workers: int) -> list[str]:
+def parts_of(step_id: str, source: Any, workers: int) -> list[str]:
+    """The names of ``source``'s partitions: ``list_parts()``, or one per worker of a
+    ``DynamicSource``."""
     if isinstance(source, FixedPartitionedSource):
         names = call(source.list_parts, "`FixedPartitionedSource.list_parts`", step_id, through=_THROUGH)
         return [str(name) for name in names]
@@ -170,7 +172,7 @@ class _BatchReader(DataSourceReader):
         self.workers = workers
 
     def partitions(self) -> list[InputPartition]:
-        names = _parts_of(self.step_id, self.source, self.workers)
+        names = parts_of(self.step_id, self.source, self.workers)
         return [InputPartition((index, name)) for index, name in enumerate(names)]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
@@ -232,7 +234,7 @@ class _StreamReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
         self.at: str | None = None  # the offset (``_key``) the live partitions are at
 
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
-        names = _parts_of(self.step_id, self.source, 1)
+        names = parts_of(self.step_id, self.source, 1)
         return {name: {"state": None, "seq": 0, "eof": False} for name in names}
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802 - Spark's name

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import itertools
 import pickle
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -29,7 +30,15 @@ from fs_compat.runtime import (
 )
 
 from . import _recover_on_spark
-from ._datasource import DEFAULT_MAX_BATCHES, SOURCE_FORMAT, encode, register
+from ._datasource import (
+    DEFAULT_MAX_BATCHES,
+    SOURCE_FORMAT,
+    SOURCE_SCHEMA,
+    encode,
+    parts_of,
+    pickled,
+    register,
+)
 from ._ops import FlatMapBatchOperator, InspectDebugOperator, PassThroughOperator, PerItem, mark, user_error
 from ._ops import MsClock as _MsClock
 from ._parts import call, check_flow, inspector_of, sink_parts, write
@@ -208,6 +217,10 @@ def _source_node(node: SourceNode, source: Any, reading: _Reading) -> Node:
 
     step_id = node.name
     if isinstance(source, DataFrameSource):
+        if reading.origins and not source.df.isStreaming:
+            from fs_compat.spark import SourceBatches
+
+            return ExternalSourceNode(step_id, handle=SourceBatches.of_rows(source.df, source.batch_size))
         return ExternalSourceNode(step_id, handle=source.df, unbounded=bool(source.df.isStreaming))
     if isinstance(source, SparkReadSource):
         from fs_compat.spark import spark_session
@@ -220,8 +233,11 @@ def _source_node(node: SourceNode, source: Any, reading: _Reading) -> Node:
         items = list(source._ib)
         for item in items:
             _marker_check(step_id, item, reading.resumable)
-        # A resumable run reads the items on the driver, epoch by epoch (``_recover_on_spark``).
-        return SourceNode(step_id, items=[] if reading.resumable else items)
+        if reading.resumable:  # the items are read on the driver, epoch by epoch (``_recover_on_spark``)
+            return SourceNode(step_id, items=[])
+        if reading.origins:
+            return _testing_batches(step_id, items, source._batch_size)
+        return SourceNode(step_id, items=items)
     if isinstance(source, (FixedPartitionedSource, DynamicSource)):
         return _data_source_node(step_id, source, reading)
     raise TypeError("source must subclass `fs_compat.bytewax.inputs.Source`")
@@ -229,16 +245,29 @@ def _source_node(node: SourceNode, source: Any, reading: _Reading) -> Node:
 
 @attrs.frozen
 class _Reading:
-    """How a run reads user-written sources: as streams or not, ``DynamicSource`` workers, and
-    a stream's ``next_batch`` calls per partition per micro-batch."""
+    """How a run reads user-written sources: as streams or not, ``DynamicSource`` workers, a
+    stream's ``next_batch`` calls per partition per micro-batch, and whether the sources are
+    read as batches whose origins the run carries (``LocalConfig.origins``)."""
 
     streaming: bool = False
     workers: int = 1
     max_batches: int = DEFAULT_MAX_BATCHES
+    origins: bool = False
     #: ``run_main`` on ``spark-streaming`` with a ``recovery_config`` or ``EOF()`` / ``ABORT()``
     #: markers: ``TestingSource`` items are read run by run (``_recover_on_spark``), so the markers
     #: are honoured.
     resumable: bool = False
+
+
+def _testing_batches(step_id: str, items: list[Any], batch_size: int) -> Node:
+    """A ``TestingSource``'s items in its batches of ``batch_size``, as Spark reads them with
+    their origins (``SourceBatches``)."""
+    from fs_compat.spark import SourceBatches, spark_session
+
+    what = f"step {step_id!r}: an item"
+    rows = [(pickled(item, what), k // batch_size, 0, k % batch_size) for k, item in enumerate(items)]
+    df = spark_session().createDataFrame(rows, schema=SOURCE_SCHEMA)
+    return ExternalSourceNode(step_id, handle=SourceBatches(df, 1))
 
 
 def _item_of_row(row: Row) -> Any:
@@ -256,6 +285,17 @@ def _data_source_node(step_id: str, source: Any, reading: _Reading) -> Node:
     spark = spark_session()
     register(spark)
     ship_user_code()
+    if reading.origins and not reading.streaming:
+        from fs_compat.spark import SourceBatches
+
+        parts = len(parts_of(step_id, source, reading.workers))
+        df = (
+            spark.read.format(SOURCE_FORMAT)
+            .option("source", encode((step_id, source), f"step {step_id!r}: the source"))
+            .option("workers", str(reading.workers))
+            .load()
+        )
+        return ExternalSourceNode(step_id, handle=SourceBatches(df, parts))
     reader = spark.readStream if reading.streaming else spark.read
     df = (
         reader.format(SOURCE_FORMAT)
@@ -299,6 +339,31 @@ def _clone(
     return new
 
 
+class _Received:
+    """What a step under ``run_main`` on Spark hands the driver: its values in order, each with
+    its origin (``LocalConfig.origins``; without origins, all of origin 0)."""
+
+    def __init__(self, origins: bool) -> None:
+        self.origins = origins
+        self.entries: list[Any] = []
+
+    def consume(self, entry: Any) -> None:
+        self.entries.append(entry)
+
+    def values(self) -> list[Any]:
+        return [entry[1] for entry in self.entries] if self.origins else self.entries
+
+    def batches(self) -> list[tuple[int, list[Any]]]:
+        """The values as ``(origin, values)``, a batch per run of one origin, in order."""
+        if not self.origins:
+            return [(0, self.entries)] if self.entries else []
+        return [(origin, [e[1] for e in group]) for origin, group in itertools.groupby(self.entries, _origin)]
+
+
+def _origin(entry: tuple[int, Any]) -> int:
+    return entry[0]
+
+
 class _InspectTap:
     """An ``inspect`` step under ``run_main`` on Spark: the step passes items through on Spark,
     its items are collected here and the inspector is called on them after the job, in order."""
@@ -306,14 +371,19 @@ class _InspectTap:
     def __init__(self, node: Node, operator: InspectDebugOperator) -> None:
         self.node = node
         self.operator = operator
-        self.values: list[Any] = []
+        self.received = _Received(False)
 
-    def sink(self) -> SinkNode:
-        return SinkNode(f"{self.node.name}.tap", [Edge(self.node)], consume=self.values.append)
+    def sink(self, origins: bool) -> SinkNode:
+        self.received = _Received(origins)
+        return SinkNode(f"{self.node.name}.tap", [Edge(self.node)], consume=self.received.consume)
 
-    def call(self) -> None:
+    def calls(self) -> list[tuple[int, Callable[[], None]]]:
+        """The inspector's calls, a batch of items each, with the batch's origin."""
+        return [(origin, functools.partial(self.call, values)) for origin, values in self.received.batches()]
+
+    def call(self, values: list[Any]) -> None:
         op = self.operator
-        for value in self.values:
+        for value in values:
             try:
                 op.inspector(op.step_id, value, 1, 0)
             except Exception as exc:
@@ -388,22 +458,34 @@ def to_dataframe(
 
 
 class _SinkWriter:
-    """One output step on the driver: collects its values during the Spark job, then writes
-    them through the Bytewax sink's partitions (``write_batch``) and closes them."""
+    """One output step on the driver: collects its values during the Spark job, then (``open``,
+    ``calls``, ``close``) writes them through the Bytewax sink's partitions (``write_batch``, a
+    batch per origin) and closes them."""
 
-    def __init__(self, step_id: str, sink: Any) -> None:
+    def __init__(self, step_id: str, sink: Any, origins: bool) -> None:
         self.step_id = step_id
         self.sink = sink
-        self.values: list[Any] = []
+        self.received = _Received(origins)
+        self.parts: list[tuple[str, Any]] = []
 
-    def write(self, spark: Any) -> None:
+    def open(self) -> None:
+        if not isinstance(self.sink, SparkWriteSink):
+            self.parts = sink_parts(self.step_id, self.sink)
+
+    def calls(self, spark: Any) -> list[tuple[int, Callable[[], None]]]:
+        """The writes, a batch of items each, with the batch's origin (a ``SparkWriteSink``
+        gets all items at once, at the first one's origin)."""
+        batches = self.received.batches()
         if isinstance(self.sink, SparkWriteSink):
-            self.sink.write_items(spark, self.step_id, self.values)
-            return
-        parts = sink_parts(self.step_id, self.sink)
-        if self.values:
-            write(self.step_id, self.sink, parts, self.values, through=_THROUGH)
-        for _name, part in parts:
+            write_all = functools.partial(self.sink.write_items, spark, self.step_id, self.received.values())
+            return [(batches[0][0] if batches else 0, write_all)]
+        return [(origin, functools.partial(self.write, values)) for origin, values in batches]
+
+    def write(self, values: list[Any]) -> None:
+        write(self.step_id, self.sink, self.parts, values, through=_THROUGH)
+
+    def close(self) -> None:
+        for _name, part in self.parts:
             part.close()
 
 
@@ -470,8 +552,12 @@ def run_main(
     sinks = [n for n in plan.nodes if isinstance(n, SinkNode)]
     # Inspect steps run also when no output step follows them, as in Bytewax.
     inspects = [n for n in plan.nodes if inspector_of(n) is not None]
+    # With several steps that print (or write), each record's origin orders their lines as the
+    # in-process run does (``LocalConfig.origins``): batch by batch, step by step in each.
+    origins = target == SPARK and len(sinks) + len(inspects) > 1
     taps: list[_InspectTap] = []
-    nodes = _clone(flow, [*sinks, *inspects], taps, _Reading(workers=parallelism, resumable=resumable))
+    reading = _Reading(workers=parallelism, origins=origins, resumable=resumable)
+    nodes = _clone(flow, [*sinks, *inspects], taps, reading)
     upstream = upstream_of(list(nodes.values()))
     streaming = [n.name for n in upstream if isinstance(n, ExternalSourceNode) and n.unbounded]
     if streaming:
@@ -482,12 +568,12 @@ def run_main(
     writers = []
     spark_sinks = []
     for sink in sinks:
-        writer = _SinkWriter(sink.name, plan.sinks[sink.id])
+        writer = _SinkWriter(sink.name, plan.sinks[sink.id], origins)
         edges = [attrs.evolve(e, source=nodes[e.source.id]) for e in sink.inputs]
-        spark_sinks.append(SinkNode(sink.name, edges, consume=writer.values.append))
+        spark_sinks.append(SinkNode(sink.name, edges, consume=writer.received.consume))
         writers.append(writer)
-    spark_sinks += [tap.sink() for tap in taps]
-    config = LocalConfig(parallelism=parallelism)
+    spark_sinks += [tap.sink(origins) for tap in taps]
+    config = LocalConfig(parallelism=parallelism, origins=origins)
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
@@ -517,16 +603,24 @@ def run_main(
         if not found:
             raise
         raise BytewaxRuntimeError(found[-1].strip()) from exc
-    # The inspect and output steps print (or write) in the order they were added to the flow, as
-    # Bytewax runs the steps of a batch of items; each step's items are all the job's, in order.
+    # The inspect and output steps print (or write) batch by batch (by origin; without origins,
+    # as if the whole input were one batch), and in each batch in the order they were added to
+    # the flow, as Bytewax runs the steps of a batch of items.
     position = {node.id: index for index, node in enumerate(plan.nodes)}
-    finish: list[tuple[int, Callable[[], None]]] = [(position[tap.node.id], tap.call) for tap in taps]
     spark = _spark_for(upstream)
-    finish += [
-        (position[sink.id], functools.partial(writer.write, spark))
-        for sink, writer in zip(sinks, writers, strict=True)
+    finish: list[tuple[int, int, Callable[[], None]]] = [
+        (origin, position[tap.node.id], call) for tap in taps for origin, call in tap.calls()
     ]
-    for _, done in sorted(finish, key=lambda entry: entry[0]):
+    finish += [
+        (origin, position[sink.id], call)
+        for sink, writer in zip(sinks, writers, strict=True)
+        for origin, call in writer.calls(spark)
+    ]
+    for writer in writers:
+        writer.open()
+    for *_place, done in sorted(finish, key=lambda entry: entry[:2]):
         done()
+    for writer in writers:
+        writer.close()
     if summary is not None:
         publish(attrs.evolve(summary, job_name=flow.flow_id))  # fs-compat run prints it

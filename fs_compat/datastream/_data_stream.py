@@ -37,7 +37,7 @@ from fs_compat.runtime import (
 from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
 from ._checkpointing import CheckpointConfig, CheckpointingMode
 from ._errors import job_failure
-from ._format import collected, value_text
+from ._format import collected, printed_text
 from ._functions import (
     BroadcastProcessFunction,
     CoFlatMapFunction,
@@ -569,9 +569,10 @@ class DataStream(Generic[T]):
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
         """Print every value (prefixed with ``sink_identifier> ``) when the job runs."""
         prefix = f"{sink_identifier}> " if sink_identifier else ""
-        # PyFlink prints pickled values (no declared output type) with Python's ``str`` and
-        # values of a declared type as Flink's Java side shows them.
-        show = value_text(self._output_type)
+        # PyFlink prints pickled values (no declared output type) with Python's ``str``, rows
+        # as its Python side makes them text, other values of a declared type as Flink's Java
+        # side shows them.
+        show = printed_text(self._output_type)
 
         def emit(value: Any) -> None:
             print(prefix + show(value))

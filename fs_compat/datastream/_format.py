@@ -129,6 +129,34 @@ def value_text(type_info: Any) -> Callable[[Any], str]:
     return lambda value: java_str(mark(value))
 
 
+def printed_text(type_info: Any) -> Callable[[Any], str]:
+    """How ``print()`` shows the values of a stream of ``type_info``: as ``value_text``, but a
+    stream of rows (``Types.ROW`` / ``ROW_NAMED``) as PyFlink 2.3 prints it, which turns each
+    row into a string in Python before Java's print sink: its kind, then Python's ``str`` of each
+    field joined by commas (no spaces; ``None``, a list or a dict as Python shows them).
+
+    >>> from fs_compat.common import Row, Types
+    >>> row = Types.ROW([Types.STRING(), Types.LIST(Types.INT()), Types.MAP(Types.STRING(), Types.DOUBLE())])
+    >>> printed_text(row)(Row("a", [1, 2], {"k": 0.5})), printed_text(row)(Row("b", None, None))
+    ("+I[a,[1, 2],{'k': 0.5}]", '+I[b,None,None]')
+    >>> printed_text(Types.TUPLE([Types.STRING(), Types.INT()]))(("a", 1))
+    '(a,1)'
+    """
+    from fs_compat.common import Row
+    from fs_compat.common.typeinfo import RowTypeInfo
+
+    if not isinstance(type_info, RowTypeInfo):
+        return value_text(type_info)
+    other = value_text(type_info)
+
+    def row_text(value: Any) -> str:
+        if not isinstance(value, Row):
+            return other(value)
+        return f"{value.get_row_kind()}[{','.join(str(v) for v in value._values)}]"
+
+    return row_text
+
+
 def collected(type_info: Any) -> Callable[[Any], Any] | None:
     """What ``execute_and_collect`` hands back for a value of ``type_info``, as PyFlink does: each
     ``Types.FLOAT()`` part is the Python float of Java's ``Float.toString`` (``0.1`` declared

@@ -3,11 +3,20 @@ states, the Operator interface every step implements, timers, watermarks, and th
 target. Nothing here knows PyFlink or Bytewax names; the Spark adapter runs the same code
 inside Spark tasks."""
 
-from ._batched import BatchedRunner
+from ._batched import BatchedRunner, end_order
 from ._clocks import RecordTimeClock
 from ._errors import describe_callable, unpicklable_message
 from ._keys import MAX_PARALLELISM, KeyEncoder, key_group_bytes, subtask_of
-from ._local import LocalConfig, LocalRunner, RuntimeMode, StepError, route_custom, route_key, run_local
+from ._local import (
+    LocalConfig,
+    LocalRunner,
+    RuntimeMode,
+    StepError,
+    route_custom,
+    route_key,
+    route_keys,
+    run_local,
+)
 from ._metrics import METRIC_KINDS, MetricValue, merge_metrics, snapshot_metrics
 from ._operator import (
     NOT_KEYED_TIMERS,
@@ -64,6 +73,7 @@ __all__ = [
     "AggregatingState",
     "AppendingState",
     "BatchedRunner",
+    "end_order",
     "Edge",
     "ExternalSourceNode",
     "JobSummary",
@@ -114,6 +124,7 @@ __all__ = [
     "publish",
     "route_custom",
     "route_key",
+    "route_keys",
     "row_field",
     "row_fields",
     "run_local",

@@ -29,7 +29,7 @@ from typing import Any
 
 from ._local import LocalConfig, LocalRunner, StepError, _Task
 from ._operator import Operator, OperatorRuntime, SideOutput, overrides
-from ._plan import Node, SinkNode
+from ._plan import Node, SinkNode, upstream_of
 
 # How a step takes a batch (``BatchedRunner.push``).
 _WRITE, _KEYED, _BATCH, _EACH = range(4)
@@ -289,6 +289,40 @@ class BatchedRunner:
                     raise
                 except Exception as exc:
                     raise step.task.step_error(exc, "close") from exc
+
+
+def end_order(nodes: Sequence[Node]) -> list[Node]:
+    """The steps of the plan of ``nodes`` in the order ``BatchedRunner.end`` ends them when its
+    sources end one after another in plan order: a step once all its inputs have ended, then its
+    consumers, depth first (what each one emits at the end of input runs through the steps after
+    it before the next one ends).
+
+    >>> from ._plan import Edge, SinkNode, SourceNode
+    >>> src = SourceNode("src")
+    >>> a, b = SinkNode("a", [Edge(src)]), SinkNode("b", [Edge(src)])
+    >>> [n.name for n in end_order([b, a])]
+    ['src', 'a', 'b']
+    """
+    plan = sorted(upstream_of(nodes), key=_node_id)  # the order the steps were made in
+    consumers: dict[int, list[tuple[Node, int]]] = {node.id: [] for node in plan}
+    for node in plan:
+        for index, edge in enumerate(node.inputs):
+            consumers[edge.source.id].append((node, index))
+    ended: dict[int, set[int]] = {node.id: set() for node in plan}
+    order: list[Node] = []
+    stack = [(node, 0) for node in reversed(plan) if not node.inputs]
+    while stack:
+        node, index = stack.pop()
+        ended[node.id].add(index)
+        if len(ended[node.id]) < max(1, len(node.inputs)):
+            continue
+        order.append(node)
+        stack.extend(reversed(consumers[node.id]))
+    return order
+
+
+def _node_id(node: Node) -> int:
+    return node.id
 
 
 def _first(item: tuple[Any, Any]) -> Any:

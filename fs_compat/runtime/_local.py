@@ -42,6 +42,12 @@ class LocalConfig:
     #: Flink's ``auto_watermark_interval``: timestamp assigners emit their watermark every this
     #: many ms of processing time (``clock``), 0 for none before the end of input.
     watermark_interval_ms: int = 200
+    #: Whether an engine that runs the plan in passes (Spark) carries each record's origin, the
+    #: source batch it comes from, through them, and hands each sink ``(origin, value)`` pairs,
+    #: so that a front end can order the outputs of several sinks as the batched in-process
+    #: schedule (``BatchedRunner``) would: by origin, then by step. The in-process target
+    #: ignores it. See ``fs_compat.spark._batch``.
+    origins: bool = False
 
 
 def route_key(
@@ -58,6 +64,35 @@ def route_key(
     except Exception as exc:
         raise _unroutable(step, key_selector, value, key, exc)  # noqa: B904 - it sets the cause
     return key, kb, kg
+
+
+def route_keys(
+    step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, values: Iterable[Any]
+) -> tuple[list[int], list[Any]]:
+    """``route_key`` of each of ``values``: their key groups and keys (-1 and None for a None
+    value, a watermark row of an engine's), with ``route_key``'s errors. One loop, no call per
+    record but the selector's and the encoder's (an engine's route pass keys whole batches).
+
+    >>> route_keys("s", lambda v: v[0], KeyEncoder(), [("a", 1), None, ("a", 2)])[1]
+    ['a', None, 'a']
+    """
+    groups: list[int] = []
+    keys: list[Any] = []
+    add_group, add_key, locate = groups.append, keys.append, encoder.locate
+    for value in values:
+        if value is None:
+            add_group(-1)
+            add_key(None)
+            continue
+        key = None
+        try:
+            key = key_selector(value)
+            _kb, group = locate(key) if key is not None else _no_key()
+        except Exception as exc:
+            raise _unroutable(step, key_selector, value, key, exc)  # noqa: B904 - it sets the cause
+        add_group(group)
+        add_key(key)
+    return groups, keys
 
 
 def route_custom(step: str, partitioner: Callable[[Any, int], int], value: Any, p: int) -> int:
@@ -323,6 +358,36 @@ class _Task:
             self._next_instance = (index + 1) % len(self.instances)
             self._deliver(self.instances[index], input_index, value, ts, None)
 
+    def sender(self, input_index: int) -> Callable[[Any, int | None], None]:
+        """``push`` of input ``input_index``, as a function of ``(value, timestamp)``, for an
+        upstream task to call on each of its outputs. For a map with one instance whose one main
+        output is a sink (on Spark, a map chained after a keyed step: the Bytewax W1's last
+        ``map``, a PyFlink ``process().map()``), the map and the sink called directly, with
+        ``push``'s errors and count; for any other step, ``push`` itself."""
+        inst, sink = self._only, self._sink
+        one = inst.one_to_one if inst is not None else None
+        if one is None or sink is None or self._batch or self._routes[input_index] != _REBALANCE:
+            return functools.partial(self.push, input_index)
+        counter, where = self._counter, self._where
+
+        def send(value: Any, ts: int | None) -> None:
+            try:
+                out = one(value)
+            except StepError:
+                raise
+            except Exception as exc:
+                raise StepError(where(exc, None, value, "function")) from exc
+            try:
+                sink(out)
+            except StepError:
+                raise
+            except Exception as exc:
+                raise StepError(where(exc, None, value)) from exc
+            if counter is not None:
+                counter[0] += 1
+
+        return send
+
     def route(self, input_index: int, value: Any) -> tuple[Any, bytes, int]:
         """``(key, key bytes, key group)`` of ``value`` on keyed input ``input_index``
         (``route_key`` with that input's key selector and encoder)."""
@@ -360,10 +425,12 @@ class _Task:
         backend, rt, process, one = inst.backend, inst.rt, inst.process, inst.one_to_one
         loader = backend.key_loader if backend is not None else None
         name, sink, counter, pending = self.node.name, self._sink, self._counter, inst.pending
-        emit, to_main = self._emit, self._to_main
-        if sink is None and len(self._main) == 1:  # ``_to_main`` of one task: its ``push`` as it is now
+        emit = self._emit
+        to_main: Callable[[Any, int | None], None] = self._to_main
+        if sink is None and len(self._main) == 1:  # ``_to_main`` of one task: its ``sender``
             down, down_index, _ = self._main[0]
-            to_main = functools.partial(down.push, down_index)
+            sender = getattr(down, "sender", None)  # a task's; other consumers (an engine's) push
+            to_main = sender(down_index) if sender is not None else functools.partial(down.push, down_index)
         known = itertools.repeat(None) if keys is None else keys
         rt.input_index = input_index  # the element's context (only the timestamp changes)
         rt.time_domain = None

@@ -149,6 +149,10 @@ class SubtaskRunner:
         for index in range(len(self._input_wm)):
             self._task.on_end(index)
 
+    def pending(self) -> int:
+        """How many outputs ``drain`` would take now."""
+        return len(self._out)
+
     def drain(self) -> list[Output]:
         out, self._out[:] = list(self._out), []
         return out

@@ -12,7 +12,7 @@ from ._batch import batch_dataframe, collect_items, run_batch
 from ._bounded_stream import END_OF_INPUT, run_bounded_stream, run_stream_epochs
 from ._convert import OutputColumns, row_type_of, type_info_of
 from ._errors import await_query, user_error
-from ._events import watermark_column
+from ._events import SourceBatches, watermark_column
 from ._kafka import kafka_package, with_kafka_connector
 from ._progress import await_lines as await_stream_lines
 from ._progress import streams_built
@@ -39,6 +39,7 @@ __all__ = [
     "LOGGING_ENV",
     "LOGGING_KEY",
     "OutputColumns",
+    "SourceBatches",
     "StreamPlanError",
     "await_query",
     "await_stream_lines",

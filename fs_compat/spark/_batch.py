@@ -22,10 +22,21 @@ Four shortcuts keep the per-record work down without changing what a step sees:
 - Stateless steps (``OperatorNode.stateless``: Bytewax's ``map``, ``filter``, ``flat_map``, ...)
   between a source or a step and the keyed step they feed run in that keyed step's route pass
   (``_chain.prechained``).
+
+With ``LocalConfig.origins`` every event's ``seq`` carries its origin, the source batch it comes
+from (``_events``): sources number their items so (``SourceBatches``: a source read in batches;
+a collection's items are a batch each), a run pass and a route pass's stateless steps number
+each output after the event that produced it, what a step emits at the end of input comes after
+every batch in the order the in-process schedule ends the steps (``runtime.end_order``), a step
+takes one origin's events input by input, and sinks get ``(origin, value)`` pairs. A front end
+orders the outputs of several sinks by them (Bytewax's ``run_main``: its inspect and output
+steps print as in-process). It costs a hand-over of outputs per run of one origin in the run
+pass, so only runs that ask for it pay.
 """
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import time
 from collections.abc import Iterator, Sequence
@@ -43,6 +54,7 @@ from fs_compat.runtime import (
     SourceNode,
     StepError,
     TimestampNode,
+    end_order,
     upstream_of,
 )
 
@@ -53,11 +65,15 @@ from ._counters import counting, observed, step_tally
 from ._errors import user_error
 from ._events import (
     COLUMNAR,
+    END_ORIGIN,
     FIELDS,
+    ORIGIN_SHIFT,
     ROUTED,
     FrameSource,
+    SourceBatches,
     arrow_schema,
     first_row,
+    origin_of,
     parallelism,
     schema_with_routing,
     spark_schema,
@@ -113,14 +129,23 @@ class _Frame:
         return self.df.mapInArrow(worker_pass(events), spark_schema(FIELDS))
 
 
-def _source_frame(spark: Any, node: SourceNode, index: int, n_sources: int) -> _Frame:
+def _source_frame(
+    spark: Any, node: SourceNode, index: int, n_sources: int, origins: tuple[int, int] | None = None
+) -> _Frame:
     """A collection source: one channel; ``seq`` interleaves the sources round-robin, as the
-    in-process target reads them. Items are pickled with cloudpickle, which carries classes of
-    the job's own modules by value (``ship_user_code``): workers cannot import those."""
+    in-process target reads them. With ``origins = (width, offset)`` (``LocalConfig.origins``),
+    each item is a batch of its own: item ``i``'s origin is ``i * width + offset``. Items are
+    pickled with cloudpickle, which carries classes of the job's own modules by value
+    (``ship_user_code``): workers cannot import those."""
     stamps = list(node.timestamps) if node.timestamps is not None else [None] * len(node.items)
+    if origins is None:
+        seqs: Any = range(index, len(stamps) * n_sources + index, n_sources)
+    else:
+        width, offset = origins
+        seqs = [(i * width + offset) << ORIGIN_SHIFT for i in range(len(stamps))]
     rows = [
-        (None, cloudpickle.dumps(item, protocol=5), ts, None, 0, i * n_sources + index)
-        for i, (item, ts) in enumerate(zip(node.items, stamps, strict=False))
+        (None, cloudpickle.dumps(item, protocol=5), ts, None, 0, seq)
+        for item, ts, seq in zip(node.items, stamps, seqs, strict=False)
     ]
     return _Frame(spark.createDataFrame(rows, schema=spark_schema(FIELDS)), 1)
 
@@ -148,9 +173,11 @@ def _stage(
     chain: Sequence[Node] = (),
     output: tuple[str | None, OutputColumns] | None = None,
     before: Sequence[Node] = (),
+    end_origin: int | None = None,
 ) -> _Frame:
     """``node``'s frame (with ``chain`` run in the same pass after it, ``before`` in its route
-    pass before it; ``tags`` are the last step's consumed side outputs): route -> repartition
+    pass before it; ``tags`` are the last step's consumed side outputs; ``end_origin``, with
+    origins, that of what the steps emit at the end of input): route -> repartition
     -> sort -> run."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
@@ -193,9 +220,12 @@ def _stage(
     if prechain is not None and prechain.tally is not None:
         routed = observed(routed, drop=True)
     # Spark partition i holds subtask i only: with ``key_cols``, ``seq`` alone orders it.
-    order = (
+    order: tuple[Any, ...] = (
         ("seq",) if key_cols is not None else ("part", "seq") if columnar else ("part", "seq", "ch", "inp")
     )
+    if config.origins and key_cols is None and not columnar:
+        # The batches of one origin reach a step input by input, as in the batched schedule.
+        order = ("part", F.shiftright("seq", ORIGIN_SHIFT), "inp", "seq", "ch")
     ordered = routed.repartition(p, subtask_partition(p)).sortWithinPartitions(*order)
     source = frames[single].source if columnar and single is not None else None
     run = RunPass(
@@ -208,6 +238,7 @@ def _stage(
         output=output,
         tally=step_tally(node),
         key_fields=key_cols,
+        end_origin=end_origin,
     ).mapper()
     out = ordered.mapInArrow(run, output[1].schema if output is not None else spark_schema(FIELDS))
     frame = _Frame(observed(out) if output is None else out, p)
@@ -215,13 +246,15 @@ def _stage(
     return frame
 
 
-def _collect(frame: _Frame, tag: str | None) -> list[Any]:
+def _collect(frame: _Frame, tag: str | None, origins: bool = False) -> list[Any]:
+    """The values of ``frame``'s output ``tag``, in order; with ``origins``, ``(origin, value)``
+    pairs (``LocalConfig.origins``)."""
     from pyspark.sql import functions as F  # noqa: N812
 
     col = F.col("tag")
     df = frame.events().where((col.isNull() if tag is None else col == tag) & F.col("wm").isNull())
     try:
-        rows = df.orderBy("seq", "ch").select("v").collect()
+        rows = df.orderBy("seq", "ch").select("v", "seq").collect()
     except Exception as exc:
         # A failed user function arrives as a Spark exception whose text holds the task's
         # Python traceback; surface it as the StepError (...) it was.
@@ -229,6 +262,8 @@ def _collect(frame: _Frame, tag: str | None) -> list[Any]:
         if error is exc:
             raise
         raise error  # noqa: B904 - user_error chose how Spark's exception is chained
+    if origins:
+        return [(origin_of(row[1]), pickle.loads(row[0])) for row in rows]
     return [pickle.loads(row[0]) for row in rows]
 
 
@@ -253,17 +288,27 @@ def _build_frames(
             uses[edge.source.id] = uses.get(edge.source.id, 0) + 1
     frames: dict[int, _Frame] = {}
     cached = []
+    # With origins, each source's partitions have their place in a round of reads.
+    counts = [_partitions(n) for n in sources]
+    width = sum(counts)
+    starts = itertools.accumulate(counts, initial=0)
+    offsets = {n.id: offset for n, offset in zip(sources, starts, strict=False)}
+    # What a step emits at the end of input comes after every batch, in the order the steps end.
+    ends = {n.id: END_ORIGIN + rank for rank, n in enumerate(end_order(nodes))} if config.origins else {}
     before = {node.id: prechained(node, nodes, uses, config) for node in nodes}
     inside: set[int] = {step.id for steps in before.values() for step in steps}
     for node in nodes:
         if node.id in inside:
             continue
-        if isinstance(node, ExternalSourceNode):
+        if isinstance(node, ExternalSourceNode) and isinstance(node.handle, SourceBatches):
+            frame = _Frame(node.handle.events(width, offsets[node.id]), 1)
+        elif isinstance(node, ExternalSourceNode):
             frame = _Frame(node.handle, 1, FrameSource(node.handle, sources.index(node), len(sources)))
             if uses.get(node.id, 0) > 1:  # read once, as events, by all its consumers
                 frame = _Frame(frame.events(), 1)
         elif isinstance(node, SourceNode):
-            frame = _source_frame(spark, node, sources.index(node), len(sources))
+            origins = (width, offsets[node.id]) if config.origins else None
+            frame = _source_frame(spark, node, sources.index(node), len(sources), origins)
         elif isinstance(node, (OperatorNode, TimestampNode)):
             chain: list[Node] = []
             last: Node = node
@@ -277,7 +322,8 @@ def _build_frames(
                 out = (output[1], output[2])
                 if output[1] is not None:
                     wanted.add(output[1])
-            frame = _stage(node, frames, config, sorted(wanted), chain, out, before[node.id])
+            end = ends.get(node.id)
+            frame = _stage(node, frames, config, sorted(wanted), chain, out, before[node.id], end)
             node = last
         else:
             continue
@@ -288,10 +334,17 @@ def _build_frames(
     return frames, cached
 
 
+def _partitions(node: Node) -> int:
+    """How many partitions source ``node`` reads in a round (``SourceBatches``), else 1."""
+    handle = getattr(node, "handle", None)
+    return handle.partitions if isinstance(handle, SourceBatches) else 1
+
+
 def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig, job_name: str = "") -> JobSummary:
-    """Run the bounded plan that feeds ``sinks`` on ``spark``; sinks consume on the driver.
-    Returns the job's summary (``job_name`` empty: the front end names the job). The Spark
-    jobs carry ``job_name`` and the names of the steps they run (``described_jobs``)."""
+    """Run the bounded plan that feeds ``sinks`` on ``spark``; sinks consume on the driver
+    (with ``config.origins``, ``(origin, value)`` pairs: ``LocalConfig.origins``). Returns the
+    job's summary (``job_name`` empty: the front end names the job). The Spark jobs carry
+    ``job_name`` and the names of the steps they run (``described_jobs``)."""
     start = time.perf_counter()
     nodes = upstream_of(sinks)
     with counting(spark) as counters:
@@ -304,7 +357,7 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig, job_name: 
                     assert sink.consume is not None
                     edge = sink.inputs[0]
                     with described_jobs(spark, job_name, _description(job_name, sink)):
-                        values = _collect(frames[edge.source.id], edge.side_tag)
+                        values = _collect(frames[edge.source.id], edge.side_tag, config.origins)
                     counters.sink_received(sink, len(values))
                     for value in values:
                         sink.consume(value)

@@ -20,7 +20,7 @@ from fs_compat.runtime import LocalConfig, Node, OperatorNode, SubtaskRunner, Ti
 
 from ._convert import dumps
 from ._counters import StepTally
-from ._events import FIELDS, arrow_schema, parallelism
+from ._events import FIELDS, ORIGIN_SHIFT, POSITIONS, arrow_schema, parallelism
 
 
 def chained(node: Node, nodes: Sequence[Node], uses: dict[int, int], config: LocalConfig) -> Node | None:
@@ -106,8 +106,10 @@ class PrechainTask:
         if self.counts is not None:
             self.counts.started(self.runner)
         # A frame of one channel may hold it in several partitions (a source's), in partition
-        # order; in other frames partition i holds channel i. Outputs are numbered in order.
+        # order; in other frames partition i holds channel i. Outputs are numbered in order
+        # (with origins, each after the origin of the record it comes from: ``EventWriter``).
         self.seq = task << 32 if channels == 1 else 0
+        self.origins = config.origins
 
     def records(self, values: list[Any], stamps: list[int | None]) -> tuple[list[Any], list[int | None]]:
         """The outputs of the records ``values`` (with ``stamps``), and their timestamps."""
@@ -130,13 +132,15 @@ class PrechainTask:
         stamps: list[int | None] = []
         marks: list[int | None] = []
         chs: list[int] = []
-        names = ("v", "ts", "wm", "ch")
-        for v, ts, wm, ch in zip(*(batch.column(name).to_pylist() for name in names), strict=True):
+        origins: list[int] = []
+        names = ("v", "ts", "wm", "ch", "seq")
+        for v, ts, wm, ch, seq in zip(*(batch.column(name).to_pylist() for name in names), strict=True):
             if wm is not None:
                 values.append(None)
                 stamps.append(ts)
                 marks.append(wm)
                 chs.append(ch)
+                origins.append(seq >> ORIGIN_SHIFT)
                 continue
             push(0, loads(v), ts)
             for _tag, value, stamp, _wm in drain():
@@ -144,8 +148,12 @@ class PrechainTask:
                 stamps.append(stamp)
                 marks.append(None)
                 chs.append(ch)
+                origins.append(seq >> ORIGIN_SHIFT)
         n = len(values)
         first, self.seq = self.seq, self.seq + n
+        seqs: Any = range(first, first + n)
+        if self.origins:
+            seqs = [o << ORIGIN_SHIFT | (k & POSITIONS) for o, k in zip(origins, seqs, strict=True)]
         arrays = [
             pa.nulls(n, pa.string()),
             pa.array(
@@ -154,7 +162,7 @@ class PrechainTask:
             pa.array(stamps, pa.int64()),
             pa.array(marks, pa.int64()),
             pa.array(chs, pa.int32()),
-            pa.array(range(first, first + n), pa.int64()),
+            pa.array(seqs, pa.int64()),
         ]
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(FIELDS)), values
 

@@ -10,12 +10,12 @@ when it is an ``int`` or a ``str``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from fs_compat.runtime import LocalConfig, Node, OperatorNode
 
-from ._convert import RowReader
+from ._convert import RowReader, dumps
 
 FIELDS = (("tag", "string"), ("v", "binary"), ("ts", "long"), ("wm", "long"), ("ch", "int"), ("seq", "long"))
 #: A routed event: ``inp`` (which input of the step) and ``part`` (which subtask) added.
@@ -29,6 +29,98 @@ ROUTED = (*FIELDS, *ROUTING)
 COLUMNAR = (("ts", "long"), ("seq", "long"))
 #: Arrow record batches leave a task at this many rows.
 BATCH_ROWS = 8192
+
+# Origins (``LocalConfig.origins``). A record's origin is the source batch it comes from, as the
+# in-process batched schedule numbers them: round ``r`` of reads (a ``next_batch`` of every
+# partition of every source, in turn), then source, then partition: ``r * width + the
+# partition's offset``, where ``width`` is the number of partitions of all sources. With
+# origins, ``seq`` is ``origin << ORIGIN_SHIFT | position``: ordering by ``seq`` orders by origin
+# first, and a step's output inherits the origin of the event that produced it (``EventWriter``).
+ORIGIN_SHIFT = 32
+#: The bits of a ``seq`` below its origin: the event's position.
+POSITIONS = (1 << ORIGIN_SHIFT) - 1
+#: The origin of what steps emit at the end of input: after every source batch. A step's is this
+#: plus its place in the order the in-process schedule ends the steps (``runtime.end_order``).
+END_ORIGIN = 1 << 30
+
+
+def origin_of(seq: int) -> int:
+    """The origin an event's ``seq`` carries (``LocalConfig.origins``).
+
+    >>> origin_of(3 << ORIGIN_SHIFT | 7)
+    3
+    """
+    return seq >> ORIGIN_SHIFT
+
+
+class SourceBatches:
+    """A source ``ExternalSourceNode`` handle: the items a source read in batches, as a
+    DataFrame of ``value`` (the item, pickled), ``r`` (the round of the read), ``p`` (the
+    partition's index, ``0 <= p < partitions``) and ``i`` (the item's index in its batch). The
+    adapter reads it as events in the order the in-process runner reads the batches, with each
+    item's origin in ``seq`` (``LocalConfig.origins``)."""
+
+    def __init__(self, df: Any, partitions: int) -> None:
+        self.df = df
+        self.partitions = max(1, partitions)
+
+    @classmethod
+    def of_rows(cls, df: Any, batch_size: int) -> SourceBatches:
+        """A bounded DataFrame's rows (``Row`` values) as one partition read ``batch_size`` rows
+        a batch, in the DataFrame's order (partition by partition, as ``toArrow()`` gives them).
+        Counting the rows of each DataFrame partition first is a small job of its own."""
+        from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+        from ._worker import worker_pass
+
+        counts = dict(df.groupBy(F.spark_partition_id()).count().collect())
+        starts: dict[int, int] = {}
+        total = 0
+        for pid in sorted(counts):
+            starts[pid], total = total, total + counts[pid]
+        reader = RowReader(df.schema)
+
+        def items(batches: Iterator[Any]) -> Iterator[Any]:
+            import pyarrow as pa
+            from pyspark import TaskContext
+
+            context = TaskContext.get()
+            at = starts.get(context.partitionId() if context is not None else 0, 0)
+            for batch in batches:
+                rows = reader.rows(batch)
+                ks = range(at, at + len(rows))
+                at += len(rows)
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.array([dumps(row) for row in rows], pa.binary()),
+                        pa.array([k // batch_size for k in ks], pa.int64()),
+                        pa.array([0] * len(rows), pa.int32()),
+                        pa.array([k % batch_size for k in ks], pa.int64()),
+                    ],
+                    names=["value", "r", "p", "i"],
+                )
+
+        return cls(df.mapInArrow(worker_pass(items), "value BINARY, r LONG, p INT, i LONG"), 1)
+
+    @property
+    def sparkSession(self) -> Any:  # noqa: N802 - a DataFrame's name, where handles are asked for it
+        return self.df.sparkSession
+
+    def events(self, width: int, offset: int) -> Any:
+        """The items as events (``FIELDS``), numbered by origin: ``width`` partitions in all
+        sources, this source's first at ``offset``."""
+        from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+        origin = F.col("r") * width + offset + F.col("p")
+        seq = F.shiftleft(origin.cast("long"), ORIGIN_SHIFT) + F.col("i")
+        return self.df.select(
+            F.lit(None).cast("string").alias("tag"),
+            F.col("value").alias("v"),
+            F.lit(None).cast("long").alias("ts"),
+            F.lit(None).cast("long").alias("wm"),
+            F.lit(0).cast("int").alias("ch"),
+            seq.cast("long").alias("seq"),
+        )
 
 
 def spark_schema(fields: Sequence[tuple[str, str]], extra: Sequence[Any] = ()) -> Any:

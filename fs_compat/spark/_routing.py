@@ -16,7 +16,7 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from fs_compat.runtime import Edge, KeyEncoder, StepError, route_custom, route_key, row_field, row_fields
+from fs_compat.runtime import Edge, KeyEncoder, StepError, route_custom, route_keys, row_field, row_fields
 
 from ._chain import Prechain
 from ._convert import RowReader, dumps
@@ -78,7 +78,7 @@ class RoutePass:
         """The subtask of each value (None, a watermark row: -1) and its key."""
         assert self.encoder is not None and self.key_selector is not None
         p, most = self.p, self.max_parallelism
-        groups, keys = locate_keys(self.step, self.key_selector, self.encoder, values)
+        groups, keys = route_keys(self.step, self.key_selector, self.encoder, values)
         return [-1 if g < 0 else g * p // most for g in groups], keys
 
     def custom(self, values: Sequence[Any]) -> list[int]:
@@ -293,26 +293,6 @@ def batch_keys(batch: Any) -> list[Any] | None:
     if ints.null_count == n and strs.null_count == n:
         return None
     return [i if i is not None else s for i, s in zip(ints.to_pylist(), strs.to_pylist(), strict=True)]
-
-
-def locate_keys(
-    step: str, key_selector: Callable[[Any], Any], encoder: KeyEncoder, values: Sequence[Any]
-) -> tuple[list[int], list[Any]]:
-    """The key group of each of ``values`` on the keyed edge into ``step`` (-1 for None, a
-    watermark row) and its key (None for those), as ``route_key`` gives them (a failing
-    selector or an unusable key is its StepError)."""
-    groups: list[int] = []
-    keys: list[Any] = []
-    add_group, add_key = groups.append, keys.append
-    for value in values:
-        if value is None:
-            add_group(-1)
-            add_key(None)
-            continue
-        key, _, group = route_key(step, key_selector, encoder, value)
-        add_group(group)
-        add_key(key)
-    return groups, keys
 
 
 def selected_key(key_selector: Callable[[Any], Any], value: Any, key: Any) -> tuple[bool, Any]:

@@ -18,7 +18,7 @@ from fs_compat.runtime import LocalConfig, Node, StepError, SubtaskRunner
 
 from ._convert import OutputColumns, dumps
 from ._counters import StepTally, TaskTally
-from ._events import BATCH_ROWS, FIELDS, FrameSource, arrow_schema
+from ._events import BATCH_ROWS, END_ORIGIN, FIELDS, ORIGIN_SHIFT, POSITIONS, FrameSource, arrow_schema
 from ._routing import batch_keys, check_routed_key, key_values
 from ._worker import worker_pass
 
@@ -33,7 +33,7 @@ class _Writer(Protocol):
     main: list[Any] | None
 
     def start(self, part: int) -> None: ...
-    def take(self, outs: Sequence[_Output]) -> None: ...
+    def take(self, outs: Sequence[_Output], origin: int | Sequence[int] | None = None) -> None: ...
     def __len__(self) -> int: ...
     def flush(self) -> Any: ...
 
@@ -41,7 +41,8 @@ class _Writer(Protocol):
 class EventWriter:
     """The outputs of a run pass as events (``FIELDS``): accumulated column by column as the
     subtasks give them, written out as Arrow record batches. A subtask's outputs are on its
-    channel (``ch``), numbered in order (``seq``)."""
+    channel (``ch``), numbered in order (``seq``); given their origin (or each one's), their
+    ``seq`` carries it (``origin << ORIGIN_SHIFT | position``: ``LocalConfig.origins``)."""
 
     main: list[Any] | None = None
 
@@ -60,8 +61,9 @@ class EventWriter:
         """The outputs from now on are subtask ``part``'s."""
         self.part, self.next_seq = part, 0
 
-    def take(self, outs: Sequence[_Output]) -> None:
-        """Add ``outs``, the current subtask's outputs in order."""
+    def take(self, outs: Sequence[_Output], origin: int | Sequence[int] | None = None) -> None:
+        """Add ``outs``, the current subtask's outputs in order (produced by an event of
+        ``origin``, or each by one of its ``origin``, when given)."""
         if not outs:
             return
         tags, values, stamps, marks = zip(*outs, strict=True)
@@ -77,7 +79,14 @@ class EventWriter:
         self.ts.extend(stamps)
         self.wm.extend(marks)
         self.ch.extend([self.part] * m)
-        self.seq.extend(range(seq, seq + m))
+        if origin is None:
+            self.seq.extend(range(seq, seq + m))
+        elif isinstance(origin, int):  # positions go on across origins: ``seq`` grows as they do
+            base = origin << ORIGIN_SHIFT
+            self.seq.extend(base | (n & POSITIONS) for n in range(seq, seq + m))
+        else:
+            shift, positions = ORIGIN_SHIFT, range(seq, seq + m)
+            self.seq.extend(o << shift | (n & POSITIONS) for o, n in zip(origin, positions, strict=True))
         self.next_seq = seq + m
 
     def __len__(self) -> int:
@@ -110,7 +119,7 @@ class ColumnWriter:
     def start(self, part: int) -> None:
         pass  # the columns say nothing of which subtask wrote a value
 
-    def take(self, outs: Sequence[_Output]) -> None:
+    def take(self, outs: Sequence[_Output], origin: int | Sequence[int] | None = None) -> None:
         """Add the wanted values: the main output's from ``main``, else those of ``outs``."""
         if self.main is not None:
             wanted = self.main[:]
@@ -166,18 +175,20 @@ class _Subtasks:
                 self.counts.started(self.runner)
         return self.runner
 
-    def take(self) -> None:
-        """Hand the current subtask's outputs so far to the writer."""
+    def take(self, origin: int | Sequence[int] | None = None) -> None:
+        """Hand the current subtask's outputs so far (of an event of ``origin``, or each of
+        one of its ``origin``, when given) to the writer."""
         if self.runner is not None:
-            self.writer.take(self.runner.drain())
+            self.writer.take(self.runner.drain(), origin)
 
     def finish(self) -> None:
-        """The current subtask's input ended: its last outputs go to the writer."""
+        """The current subtask's input ended: its last outputs go to the writer (with
+        origins, after every source batch: ``END_ORIGIN``)."""
         if self.runner is not None:
             self.runner.finish()
             if self.counts is not None:
                 self.counts.finished(self.runner)
-            self.take()
+            self.take(self.run.end_origin if self.run.config.origins else None)
 
 
 class RunPass:
@@ -188,7 +199,9 @@ class RunPass:
     ``output = (tag, columns)``, the pass writes the values of output ``tag`` as ``columns``
     (``to_dataframe``'s schema) instead of events. With ``key_fields``, Spark routed the
     records by those columns (``direct_route``): they have no ``ts``, ``ki`` or ``ks``, and
-    their keys are the columns' values (``key_values``)."""
+    their keys are the columns' values (``key_values``). With ``config.origins``, each event's
+    outputs carry its origin in ``seq`` (``EventWriter``), and what the steps emit at the end of
+    input ``end_origin``."""
 
     def __init__(
         self,
@@ -202,6 +215,7 @@ class RunPass:
         output: tuple[str | None, OutputColumns] | None = None,
         tally: StepTally | None = None,
         key_fields: tuple[int, ...] | None = None,
+        end_origin: int | None = None,
     ) -> None:
         self.node = node
         self.config = config
@@ -212,6 +226,8 @@ class RunPass:
         self.output = output
         self.tally = tally
         self.key_fields = key_fields
+        #: With origins, that of what the steps emit at the end of input (default: ``END_ORIGIN``).
+        self.end_origin = END_ORIGIN if end_origin is None else end_origin
         #: The step whose outputs the pass writes (the last of the chain).
         self.step = (chain[-1] if chain else node).name
 
@@ -233,6 +249,7 @@ class RunPass:
         loads = pickle.loads
         width = len(source.fields) if source is not None else 0
         single = len(self.channels) == 1
+        origins = self.config.origins
         # A DataFrame source's columns (``COLUMNAR``): records of input 0, channel 0 only.
         plain = source is not None
         for batch in batches:
@@ -254,7 +271,9 @@ class RunPass:
                 itertools.repeat(None) if ts_col is None or ts_col.null_count == n else ts_col.to_pylist()
             )
             parts = batch.column("part").to_pylist()
-            if single and parts[0] == parts[-1] and (plain or batch.column("wm").null_count == n):
+            if origins:
+                self._with_origins(subtasks, batch, values, stamps, parts, plain)
+            elif single and parts[0] == parts[-1] and (plain or batch.column("wm").null_count == n):
                 # Records of one subtask only (the input is sorted by subtask): one call.
                 runner = subtasks.at(parts[0])
                 keys = batch_keys(batch) if key_fields is None else key_values(cols, key_fields)
@@ -285,3 +304,37 @@ class RunPass:
         if counts is not None:
             yield from counts.publish(arrow_schema(FIELDS))
         yield writer.flush()
+
+    @staticmethod
+    def _with_origins(
+        subtasks: _Subtasks, batch: Any, values: list[Any], stamps: Any, parts: list[int], plain: bool
+    ) -> None:
+        """The events of ``batch`` one by one, the outputs of each subtask handed to the writer
+        with their origins (``LocalConfig.origins``): what a step emits inherits the origin of
+        the event it handled."""
+        n = batch.num_rows
+        if type(stamps) is not list:
+            stamps = [None] * n
+        if plain:
+            columns: list[list[Any]] = [[0] * n, [0] * n, [None] * n]
+        else:
+            columns = [batch.column(name).to_pylist() for name in ("inp", "ch", "wm")]
+        seqs = batch.column("seq").to_pylist()
+        at, take = subtasks.at, subtasks.take
+        runner, part, origin = at(parts[0]), parts[0], seqs[0] >> ORIGIN_SHIFT
+        # The origin of each output so far, filled up to the outputs pending at each change.
+        origins: list[int] = []
+        for row_part, v, ts, seq, inp, ch, wm in zip(parts, values, stamps, seqs, *columns, strict=True):
+            if seq >> ORIGIN_SHIFT != origin or row_part != part:
+                origins.extend([origin] * (runner.pending() - len(origins)))
+                origin = seq >> ORIGIN_SHIFT
+                if row_part != part:
+                    take(origins)
+                    origins = []
+                    runner, part = at(row_part), row_part
+            if wm is not None:
+                runner.watermark(inp, ch, wm)
+            else:
+                runner.push(inp, v, ts)
+        origins.extend([origin] * (runner.pending() - len(origins)))
+        take(origins)

@@ -100,6 +100,7 @@ from fs_compat.runtime import (
     SubtaskRunner,
     TimestampNode,
     overrides,
+    route_keys,
     row_field,
     stable_pickle,
     subtask_of,
@@ -109,7 +110,7 @@ from fs_compat.runtime import (
 from ._convert import OutputColumns, RowReader, dumps
 from ._events import watermark_column
 from ._progress import METRICS_COLUMN, metric_changes, runner_metrics, watch
-from ._routing import key_columns, locate_keys, selects_field, split_keys
+from ._routing import key_columns, selects_field, split_keys
 from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
 from ._worker import worker_pass
@@ -651,7 +652,7 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
                 if groups is not None and field is not None:
                     kgs, keys = groups, cols[field]
                 elif key_selector is not None:
-                    kgs, keys = locate_keys(
+                    kgs, keys = route_keys(
                         step, key_selector, encoder, make_rows(names, zip(*cols, strict=True))
                     )
                 vs = _dumps_all(list(zip(*cols, strict=True)))
@@ -663,7 +664,7 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
                     outs = chain.records(create_row(names, values), ts)
                     records = [record for record, _ in outs]
                     if key_selector is not None:
-                        record_kgs, record_keys = locate_keys(step, key_selector, encoder, records)
+                        record_kgs, record_keys = route_keys(step, key_selector, encoder, records)
                         kgs += record_kgs
                         keys += record_keys
                     vs += _dumps_all(records)
@@ -1509,7 +1510,7 @@ class _NextStep:
         if self.key_selector is None:
             seqs, vs, stamps, kgs, keys = _to_every_group(self.n_groups, seqs, vs, stamps)
         else:
-            kgs, keys = locate_keys(self.step, self.key_selector, self.encoder, values)
+            kgs, keys = route_keys(self.step, self.key_selector, self.encoder, values)
         n = len(vs)
         ints, strs = split_keys(keys)
         return pd.DataFrame(

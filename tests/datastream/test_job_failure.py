@@ -73,3 +73,48 @@ def test_on_spark_it_is_the_same_error() -> None:
     with pytest.raises(Py4JJavaError, match="flat_map_func error") as info:
         _failing_job(_env("spark"))
     _check(info.value)
+
+
+@pytest.mark.parametrize("target", ["local", pytest.param("spark", marks=pytest.mark.spark)])
+def test_a_map_after_a_keyed_step_that_fails_names_the_map_and_its_record(target: str) -> None:
+    # The map is chained after the keyed step: its failure names the map, not the keyed step,
+    # and the record the map was given.
+    env = _env(target)
+    env.set_parallelism(1)
+    counts = (
+        env.from_collection([("a", 1), ("b", 2), ("a", 3)])
+        .key_by(lambda v: v[0])
+        .reduce(lambda x, y: (x[0], x[1] + y[1]))
+    )
+    counts.map(lambda v: 10 // (v[1] - 4)).name("divide").print()
+    with pytest.raises(StepError) as info:
+        env.execute()
+    text = str(info.value)
+    assert text.startswith("step 'divide': function "), text
+    assert "raised ZeroDivisionError" in text and "record ('a', 4)" in text, text
+    if target == "local":  # from Spark's workers the error comes back as its message
+        assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def test_a_sink_after_a_chained_map_that_fails_names_the_map_and_its_record() -> None:
+    from fs_compat.datastream.functions import SinkFunction
+
+    class Refusing(SinkFunction[int]):
+        def invoke(self, value: int) -> None:
+            if value == 30:
+                raise KeyError(f"sink refused {value!r}")
+
+    env = _env()
+    env.set_parallelism(1)
+    sums = (
+        env.from_collection([("a", 1), ("a", 2)])
+        .key_by(lambda v: v[0])
+        .reduce(lambda x, y: (x[0], x[1] + y[1]))
+    )
+    sums.map(lambda v: v[1] * 10).name("tenfold").add_sink(Refusing())
+    with pytest.raises(StepError) as info:
+        env.execute()
+    text = str(info.value)
+    assert text.startswith("step 'tenfold'"), text
+    assert "raised KeyError: 'sink refused 30' (record ('a', 3))" in text, text
+    assert isinstance(info.value.__cause__, KeyError)
