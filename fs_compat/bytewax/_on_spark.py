@@ -548,7 +548,7 @@ def run_main(
         target == SPARK_STREAMING and _recover_on_spark.has_markers(plan.nodes, plan.sources)
     )
     if resumable:
-        _recover_on_spark.check_sources(plan.nodes, plan.sources, recovery_config is not None)
+        _recover_on_spark.check_edges(flow, recovery_config is not None)
     sinks = [n for n in plan.nodes if isinstance(n, SinkNode)]
     # Inspect steps run also when no output step follows them, as in Bytewax.
     inspects = [n for n in plan.nodes if inspector_of(n) is not None]

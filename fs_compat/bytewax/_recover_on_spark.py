@@ -39,6 +39,7 @@ from fs_compat.runtime import JobSummary, LocalConfig, Node, SinkNode, SourceNod
 
 from ._parts import call, source_parts
 from .inputs import AbortExecution
+from .outputs import FixedPartitionedSink
 from .recovery import RecoveryConfig, _Store
 
 #: The recovery partitions' step id for this target's own progress (how many runs ended).
@@ -60,12 +61,27 @@ def has_markers(flow_nodes: Sequence[Node], sources: dict[int, Any]) -> bool:
     )
 
 
-def check_sources(flow_nodes: Sequence[Node], sources: dict[int, Any], recovery: bool) -> None:
-    """Runs read run by run on Spark take ``TestingSource`` inputs only (read on the driver)."""
+def check_edges(flow: Any, recovery: bool) -> None:
+    """Runs read run by run on Spark take ``TestingSource`` inputs only (read on the driver);
+    with recovery, a ``FixedPartitionedSink``'s partitions would resume from their snapshots,
+    which this target does not keep."""
     from .testing import TestingSource
 
+    nodes: Sequence[Node] = flow._plan.nodes
+    sources: dict[int, Any] = flow._plan.sources
+    sinks: dict[int, Any] = flow._plan.sinks
+    if recovery:
+        for node in nodes:
+            if isinstance(node, SinkNode) and isinstance(sinks[node.id], FixedPartitionedSink):
+                raise NotImplementedError(
+                    f"step {node.name}: a {type(sinks[node.id]).__name__} (a FixedPartitionedSink) with "
+                    "run_main(recovery_config=...) on the spark-streaming target: its partitions' resume "
+                    "state is not kept there; run the flow in-process (FS_COMPAT_TARGET=local), or write "
+                    "through to_sink on a streaming DataFrame (fs_compat.bytewax.spark)"
+                )
+
     what = "run_main(recovery_config=...)" if recovery else "a TestingSource's EOF() or ABORT()"
-    for node in flow_nodes:
+    for node in nodes:
         if isinstance(node, SourceNode) and not isinstance(sources[node.id], TestingSource):
             raise NotImplementedError(
                 f"step {node.name}: {what} on the spark-streaming target takes TestingSource inputs "

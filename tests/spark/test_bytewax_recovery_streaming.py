@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import fs_compat.bytewax.operators as op
+from fs_compat.bytewax.connectors.files import FileSink
 from fs_compat.bytewax.dataflow import Dataflow
 from fs_compat.bytewax.errors import BytewaxRuntimeError
 from fs_compat.bytewax.inputs import DynamicSource, StatelessSourcePartition
@@ -156,6 +157,15 @@ def test_without_recovery_a_run_ends_at_eof_or_stops_at_abort_and_keeps_nothing(
     out.clear()
     run_main(_sum_flow([("a", 1), TestingSource.ABORT(), ("a", 2)], out), _target=STREAMING)
     assert out == [("sum", ("a", 1))]
+
+
+def test_recovery_refuses_a_fixed_partitioned_sink(tmp_path: Path) -> None:
+    flow = Dataflow("files")
+    s = op.input("inp", flow, TestingSource([("k", "a")]))
+    op.output("out", s, FileSink(tmp_path / "out.txt"))
+    expected = "step files.out: a FileSink (a FixedPartitionedSink) with run_main(recovery_config=...)"
+    with pytest.raises(NotImplementedError, match=re.escape(expected)):
+        run_main(flow, recovery_config=_config(tmp_path / "db"), _target=STREAMING)
 
 
 class _Items(DynamicSource[int]):
