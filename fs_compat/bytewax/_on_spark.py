@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import attrs
 
 from fs_compat.common import Row, TypeInformation
-from fs_compat.execution import SPARK, run_plan, spark_dataframe
+from fs_compat.execution import SPARK, SPARK_STREAMING, run_plan, spark_dataframe
 from fs_compat.runtime import (
     Edge,
     ExternalSourceNode,
@@ -29,6 +29,7 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
+from . import _recover_on_spark
 from ._datasource import (
     DEFAULT_MAX_BATCHES,
     SOURCE_FORMAT,
@@ -176,14 +177,27 @@ _IN_PROCESS_ONLY = (
     "is in-process only: on Spark a run reads its whole input once; run the flow in-process "
     "(FS_COMPAT_TARGET=local, the default of run_main) to use it"
 )
+_WITH_RECOVERY = (
+    "ends or aborts a run, which a Spark batch run cannot do (it reads its whole input once): use the "
+    "spark-streaming target (FS_COMPAT_TARGET=spark-streaming), or run the flow in-process "
+    "(FS_COMPAT_TARGET=local)"
+)
 
 
-def _marker_check(step_id: str, item: Any) -> None:
+def _marker_check(step_id: str, item: Any, resumable: bool) -> None:
+    """Refuse a ``TestingSource`` marker that a Spark run cannot honour: ``PAUSE()`` (a run on
+    Spark does not wait), ``EOF()`` and ``ABORT()`` unless the run is read run by run
+    (``_recover_on_spark``: on ``spark-streaming``)."""
     from .testing import TestingSource
 
     for marker in (TestingSource.EOF, TestingSource.ABORT, TestingSource.PAUSE):
         if isinstance(item, marker):
-            raise NotImplementedError(f"step {step_id}: TestingSource.{marker.__name__}() {_IN_PROCESS_ONLY}")
+            if marker is TestingSource.PAUSE:
+                raise NotImplementedError(f"step {step_id}: TestingSource.PAUSE() {_IN_PROCESS_ONLY}")
+            if not resumable:
+                raise NotImplementedError(
+                    f"step {step_id}: TestingSource.{marker.__name__}() {_WITH_RECOVERY}"
+                )
 
 
 #: What a source's or sink's call lets through on Spark: also ``NotImplementedError`` (what a
@@ -218,7 +232,9 @@ def _source_node(node: SourceNode, source: Any, reading: _Reading) -> Node:
     if isinstance(source, TestingSource):
         items = list(source._ib)
         for item in items:
-            _marker_check(step_id, item)
+            _marker_check(step_id, item, reading.resumable)
+        if reading.resumable:  # the items are read on the driver, epoch by epoch (``_recover_on_spark``)
+            return SourceNode(step_id, items=[])
         if reading.origins:
             return _testing_batches(step_id, items, source._batch_size)
         return SourceNode(step_id, items=items)
@@ -237,6 +253,10 @@ class _Reading:
     workers: int = 1
     max_batches: int = DEFAULT_MAX_BATCHES
     origins: bool = False
+    #: ``run_main`` on ``spark-streaming`` with a ``recovery_config`` or ``EOF()`` / ``ABORT()``
+    #: markers: ``TestingSource`` items are read run by run (``_recover_on_spark``), so the markers
+    #: are honoured.
+    resumable: bool = False
 
 
 def _testing_batches(step_id: str, items: list[Any], batch_size: int) -> Node:
@@ -502,8 +522,10 @@ def run_main(
     """``run_main`` with the ``spark`` target (or ``spark-streaming``, ``target``: one streaming
     query, ``fs_compat.execution``): the steps run as Spark jobs, the flow's own
     sources are read by Spark's tasks (a ``TestingSource`` here), sinks are written here.
-    ``epoch_interval`` is accepted (there are no epochs on Spark);
-    ``recovery_config`` is in-process only. ``now_getter`` is the processing-time clock of the
+    ``epoch_interval`` is accepted (there are no epochs on Spark) except with a
+    ``recovery_config``, which only the ``spark-streaming`` target takes, for flows whose inputs
+    are ``TestingSource``s: each run is a run of one query kept in the recovery directory, its
+    epochs micro-batches (``_recover_on_spark``). ``now_getter`` is the processing-time clock of the
     steps (it travels to Spark's workers pickled, so it cannot be moved during the run).
     ``parallelism`` is the number of Spark tasks per step (``cluster_main``'s workers); with one,
     the sinks get the output in the order the in-process run gives it."""
@@ -511,15 +533,22 @@ def run_main(
         raise TypeError("dataflow must subclass `fs_compat.bytewax.dataflow.Dataflow`")
     if epoch_interval is not None and not isinstance(epoch_interval, timedelta):
         raise TypeError("epoch interval must be a `datetime.timedelta`")
-    if recovery_config is not None:
+    if recovery_config is not None and target != SPARK_STREAMING:
         raise NotImplementedError(
-            "run_main(recovery_config=...) is in-process only: a Spark run reads its whole input "
-            "and either completes or fails (Spark retries failed tasks); for state that survives "
-            "restarts, run the flow on a streaming DataFrame with fs_compat.bytewax.spark.to_dataframe "
-            "and a checkpointLocation"
+            "run_main(recovery_config=...) on the spark target: a Spark batch run reads its whole "
+            "input and either completes or fails (Spark retries failed tasks); run the flow in-process "
+            "or on the spark-streaming target (FS_COMPAT_TARGET=spark-streaming), whose runs resume "
+            "from the query's checkpoint; for state that survives restarts of a live stream, run the "
+            "flow on a streaming DataFrame with fs_compat.bytewax.spark.to_dataframe and a checkpointLocation"
         )
     plan = flow._plan
     check_flow(plan.nodes)
+    # Read run by run (``_recover_on_spark``): with a recovery_config, or markers to honour.
+    resumable = recovery_config is not None or (
+        target == SPARK_STREAMING and _recover_on_spark.has_markers(plan.nodes, plan.sources)
+    )
+    if resumable:
+        _recover_on_spark.check_edges(flow, recovery_config is not None)
     sinks = [n for n in plan.nodes if isinstance(n, SinkNode)]
     # Inspect steps run also when no output step follows them, as in Bytewax.
     inspects = [n for n in plan.nodes if inspector_of(n) is not None]
@@ -527,7 +556,8 @@ def run_main(
     # in-process run does (``LocalConfig.origins``): batch by batch, step by step in each.
     origins = target == SPARK and len(sinks) + len(inspects) > 1
     taps: list[_InspectTap] = []
-    nodes = _clone(flow, [*sinks, *inspects], taps, _Reading(workers=parallelism, origins=origins))
+    reading = _Reading(workers=parallelism, origins=origins, resumable=resumable)
+    nodes = _clone(flow, [*sinks, *inspects], taps, reading)
     upstream = upstream_of(list(nodes.values()))
     streaming = [n.name for n in upstream if isinstance(n, ExternalSourceNode) and n.unbounded]
     if streaming:
@@ -547,9 +577,21 @@ def run_main(
     if now_getter is not None:
         config = attrs.evolve(config, clock=_MsClock(now_getter))
     try:
-        summary = run_plan(
-            spark_sinks, config, target=target, spark=lambda: _spark_for(upstream), job_name=flow.flow_id
-        )
+        if resumable:
+            summary = _recover_on_spark.run(
+                flow,
+                nodes,
+                spark_sinks,
+                config,
+                _spark_for(upstream),
+                epoch_interval,
+                recovery_config,
+                now_getter,
+            )
+        else:
+            summary = run_plan(
+                spark_sinks, config, target=target, spark=lambda: _spark_for(upstream), job_name=flow.flow_id
+            )
     except StepError as exc:
         error = _bytewax_error(exc)
         if error is exc:
@@ -580,4 +622,5 @@ def run_main(
         done()
     for writer in writers:
         writer.close()
-    publish(attrs.evolve(summary, job_name=flow.flow_id))  # fs-compat run prints it
+    if summary is not None:
+        publish(attrs.evolve(summary, job_name=flow.flow_id))  # fs-compat run prints it

@@ -13,7 +13,8 @@ arguments (default ``flow``). Options, also taken from Bytewax's environment var
 - ``-r/--recovery-directory DIR`` (``BYTEWAX_RECOVERY_DIRECTORY``) and ``-b/--backup-interval
   SECONDS`` (``BYTEWAX_RECOVERY_BACKUP_INTERVAL``): resume from and snapshot to the recovery
   partitions in ``DIR`` (made with :func:`fs_compat.bytewax.recovery.init_db_dir`); with ``-r``,
-  ``-s`` and ``-b`` are required, as in Bytewax. Recovery is in-process only;
+  ``-s`` and ``-b`` are required, as in Bytewax. Recovery runs in-process, or on the
+  ``spark-streaming`` target for ``TestingSource`` inputs (``migration_guide/bytewax.md``);
 - ``-w/--workers-per-process N`` (``BYTEWAX_WORKERS_PER_PROCESS``): workers, as in
   :func:`fs_compat.bytewax.testing.cluster_main` (one worker in-process, N Spark tasks per step on
   Spark);

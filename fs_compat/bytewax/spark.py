@@ -37,7 +37,9 @@ On Spark, every step sees items one at a time (a ``flat_map_batch`` mapper gets 
 ``StatefulBatchLogic.on_batch`` one value), epochs do not exist, ``notify_at`` times are
 checked against processing time after every item and at the end of input (streaming: at the
 start of each micro-batch), and EOF / ABORT / PAUSE markers and ``recovery_config`` are
-in-process only. See ``migration_guide/bytewax.md``, "On Spark".
+in-process only, except that ``run_main(recovery_config=...)`` on the ``spark-streaming`` target
+maps recovery (with ``EOF`` and ``ABORT``) onto a streaming query's checkpoint for
+``TestingSource`` inputs. See ``migration_guide/bytewax.md``, "On Spark".
 """
 
 from ._datasource import to_sink

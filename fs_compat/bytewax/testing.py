@@ -198,7 +198,9 @@ def run_main(
     where: ``local`` (the default) runs in this process; ``spark`` runs the steps as a Spark job
     (sources read and sinks written in this process; see :mod:`fs_compat.bytewax.spark`);
     ``spark-streaming`` runs them as a Structured Streaming query over the input cut into
-    micro-batches, restarted from its checkpoint on the way (a test target).
+    micro-batches, restarted from its checkpoint on the way (a test target); there a
+    ``recovery_config`` makes each call a run of one query kept in the recovery directory
+    (``TestingSource`` inputs; ``EOF()`` and ``ABORT()`` as in-process, epochs as micro-batches).
     The target is checked by :func:`fs_compat.execution.resolve_target`.
     """
     _run(flow, epoch_interval, recovery_config, _now_getter, _target, workers=1)

@@ -9,7 +9,7 @@ Bytewax names.
 """
 
 from ._batch import batch_dataframe, collect_items, run_batch
-from ._bounded_stream import run_bounded_stream
+from ._bounded_stream import END_OF_INPUT, run_bounded_stream, run_stream_epochs
 from ._convert import OutputColumns, row_type_of, type_info_of
 from ._errors import await_query, user_error
 from ._events import SourceBatches, watermark_column
@@ -29,12 +29,13 @@ from ._session import (
     spark_session,
 )
 from ._session import quiet_driver_worker as _quiet_driver_worker
-from ._stream import StreamPlanError, stream_dataframe
+from ._stream import StreamPlanError, end_of_run, stream_dataframe
 
 _quiet_driver_worker()
 
 __all__ = [
     "EMBEDDED_DEFAULTS",
+    "END_OF_INPUT",
     "LOGGING_ENV",
     "LOGGING_KEY",
     "OutputColumns",
@@ -45,6 +46,7 @@ __all__ = [
     "batch_dataframe",
     "collect_items",
     "default_parallelism",
+    "end_of_run",
     "is_connect",
     "kafka_package",
     "read_state",
@@ -52,6 +54,7 @@ __all__ = [
     "row_type_of",
     "run_batch",
     "run_bounded_stream",
+    "run_stream_epochs",
     "ship_python_files",
     "spark_master",
     "spark_session",

@@ -8,7 +8,8 @@ How a run goes (``run_bounded_stream``):
    target reads them) and written, pickled, into parquet files in a temporary directory, one
    file per micro-batch (``maxFilesPerTrigger`` 1): ``micro_batches`` files of about equal size
    (fewer when there are fewer records). The last file ends with an end-of-input row
-   (``END_COLUMN``; a source without records has a file of that row alone), so its micro-batch
+   (``END_COLUMN``, holding the watermark the end carries; a source without records has a file
+   of that row alone), so its micro-batch
    carries the end of the input after its records.
 2. Each source becomes a streaming DataFrame over its directory, followed by a step that unpickles
    the records; the plan is the bounded one with those sources, run by ``stream_dataframe``
@@ -24,6 +25,12 @@ How a run goes (``run_bounded_stream``):
    group's channels are there, its operators' ``end_input`` runs (Bytewax's EOF), as the
    in-process target ends a bounded run (``_stream._KeyGroups._end``).
 
+``run_stream_epochs`` runs a job that later runs continue (Bytewax's ``run_main`` with a
+``recovery_config``): its query's files and checkpoints stay in a directory, each call adds a
+micro-batch per epoch it is given, and its input ends for the run (``end_of_run``: ``end_input``
+again at the next run's end), for good (``END_OF_INPUT``) or not at all; an uncommitted call runs
+on a copy of the checkpoints and removes its files (an aborted epoch: its state is not kept).
+
 The output is the other targets' (same records); the order is the same per key, not across keys:
 key groups run in separate tasks. A sink with several outputs runs one query per sink.
 ``run_bounded_stream``'s ``micro_batches`` and ``restarts`` default to the session's
@@ -34,13 +41,14 @@ key groups run in separate tasks. A sink with several outputs runs one query per
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 import pickle
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +76,12 @@ from ._errors import await_query
 from ._events import watermark_column
 from ._session import spark_master
 from ._ship import ship_user_code
+from ._stream import _END as END
 from ._stream import END_COLUMN, StreamPlanError, stream_dataframe
+
+#: The watermark of the end of the input for good (``run_stream_epochs``'s ``end``): Flink's
+#: ``Long.MAX_VALUE``.
+END_OF_INPUT = END
 
 #: The session settings that give ``run_bounded_stream``'s defaults.
 MICRO_BATCHES_CONF = "spark.fs_compat.boundedStream.microBatches"
@@ -147,20 +160,21 @@ def split(records: Sequence[Any], micro_batches: int, restarts: int) -> tuple[tu
 
 class _Files:
     """Writes sources' files, each later than the one before (the file source takes them in
-    modification-time order)."""
+    modification-time order), named in sequence from ``count``."""
 
-    def __init__(self) -> None:
-        self.mtime = time.time() - 1_000_000
-        self.count = 0
+    def __init__(self, count: int = 0, mtime: float | None = None) -> None:
+        self.mtime = time.time() - 1_000_000 if mtime is None else mtime
+        self.count = count
 
-    def write(self, folder: Path, rows: list[bytes | None]) -> None:
+    def write(self, folder: Path, rows: list[bytes | None], end: int | None = None) -> Path:
+        """A file of ``rows`` (pickled records), then an end-of-input row carrying ``end``."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         folder.mkdir(parents=True, exist_ok=True)
-        table = pa.table(
-            {_VALUE: pa.array(rows, pa.binary()), END_COLUMN: pa.array([r is None for r in rows], pa.bool_())}
-        )
+        values = [*rows, None] if end is not None else rows
+        ends = [None] * len(rows) + ([end] if end is not None else [])
+        table = pa.table({_VALUE: pa.array(values, pa.binary()), END_COLUMN: pa.array(ends, pa.int64())})
         path = folder / f"part-{self.count:06d}.parquet"
         scratch = folder.parent / f".{path.name}.tmp"
         pq.write_table(table, scratch)
@@ -168,13 +182,14 @@ class _Files:
         os.utime(scratch, (self.mtime, self.mtime))
         scratch.rename(path)  # the file source never sees a half-written file
         self.count += 1
+        return path
 
 
 def _schema() -> Any:
     from pyspark.sql import types as st
 
     return st.StructType(
-        [st.StructField(_VALUE, st.BinaryType(), True), st.StructField(END_COLUMN, st.BooleanType(), True)]
+        [st.StructField(_VALUE, st.BinaryType(), True), st.StructField(END_COLUMN, st.LongType(), True)]
     )
 
 
@@ -224,6 +239,90 @@ def _plan(nodes: Sequence[Node], handles: dict[int, Any]) -> dict[int, Node]:
     return new
 
 
+class _Job:
+    """A bounded plan as a streaming query over its sources' files in ``root``: one directory
+    of files per source (``source-<i>``), one query per sink (its checkpoint ``checkpoint-<k>``),
+    whose values reach the driver through ``foreachBatch``."""
+
+    def __init__(self, spark: Any, sinks: Sequence[Node], config: LocalConfig, root: Path) -> None:
+        self.spark = spark
+        self.config = config
+        self.root = root
+        self.nodes = upstream_of(sinks)
+        self.folders: dict[int, Path] = {}
+        handles: dict[int, Any] = {}
+        for i, node in enumerate(n for n in self.nodes if isinstance(n, SourceNode)):
+            folder = root / f"source-{i}"
+            folder.mkdir(exist_ok=True)
+            self.folders[node.id] = folder
+            handles[node.id] = (
+                spark.readStream.schema(_schema()).option("maxFilesPerTrigger", 1).parquet(str(folder))
+            )
+        self.plan = _plan(self.nodes, handles)
+        self.outputs = [s for s in sinks if isinstance(s, SinkNode)]
+        self.counts: dict[tuple[int, int], int] = {}  # records read per (step, input), as summarize's
+
+    def count(self, source_id: int, n: int) -> None:
+        """Count ``n`` more records of source ``source_id`` as read by the steps it feeds."""
+        for node in self.nodes:
+            for i, e in enumerate(node.inputs):
+                if e.source.id == source_id:
+                    self.counts[(node.id, i)] = self.counts.get((node.id, i), 0) + n
+
+    def run(self, checkpoints: Path) -> list[list[Any]]:
+        """Start each sink's query from its checkpoint in ``checkpoints`` and run it over the files
+        it has not read (``availableNow``); each sink's values, in order."""
+        results = []
+        for k, sink in enumerate(self.outputs):
+            edge = sink.inputs[0]
+            out = Path(tempfile.mkdtemp(prefix=f"out-{k}-", dir=self.root))
+            # Built anew for each run: the run restores its key groups from the checkpoint.
+            df = stream_dataframe(
+                self.spark,
+                self.plan[edge.source.id],
+                edge.side_tag,
+                self.config,
+                None,
+                clock=self.config.clock,
+            )
+            query = (
+                df.writeStream.foreachBatch(_Collect(str(out)))
+                .option("checkpointLocation", str(checkpoints / f"checkpoint-{k}"))
+                .trigger(availableNow=True)
+                .start()
+            )
+            await_query(query)
+            results.append(_collected(out))
+            shutil.rmtree(out, ignore_errors=True)
+        return results
+
+    def consume(self, results: Sequence[list[Any]]) -> None:
+        """Hand each sink its values."""
+        for sink, values in zip(self.outputs, results, strict=True):
+            self.counts[(sink.id, 0)] = self.counts.get((sink.id, 0), 0) + len(values)
+            assert sink.consume is not None
+            for value in values:
+                sink.consume(value)
+
+    def summary(self, job_name: str, start: float) -> JobSummary:
+        return summarize(
+            self.nodes,
+            self.counts,
+            {},
+            target=f"spark-streaming ({spark_master(self.spark)})",
+            wall_time_s=time.perf_counter() - start,
+            job_name=job_name,
+        )
+
+
+def _refuse_batch_mode(config: LocalConfig) -> None:
+    if config.mode is RuntimeMode.BATCH:
+        raise NotImplementedError(
+            "BATCH execution mode on the spark-streaming target: a streaming query runs in "
+            "STREAMING mode; use the spark or local target for BATCH jobs"
+        )
+
+
 def run_bounded_stream(
     spark: Any,
     sinks: Sequence[Node],
@@ -239,73 +338,112 @@ def run_bounded_stream(
     the query stopped and restarted from its checkpoint ``restarts`` times, evenly spread;
     sinks consume on the driver. ``workdir``: where the files and checkpoints go (a temporary
     directory, removed afterwards)."""
-    if config.mode is RuntimeMode.BATCH:
-        raise NotImplementedError(
-            "BATCH execution mode on the spark-streaming target: a streaming query runs in "
-            "STREAMING mode; use the spark or local target for BATCH jobs"
-        )
+    _refuse_batch_mode(config)
     start = time.perf_counter()
     micro_batches = micro_batches or _setting(spark, MICRO_BATCHES_CONF, DEFAULT_MICRO_BATCHES)
     restarts = _setting(spark, RESTARTS_CONF, DEFAULT_RESTARTS) if restarts is None else restarts
-    nodes = upstream_of(sinks)
     ship_user_code()  # before the records are pickled: classes of the job's modules go by value
     root = Path(tempfile.mkdtemp(prefix="fs-compat-stream-", dir=workdir))
     try:
+        job = _Job(spark, sinks, config, root)
         files = _Files()
-        sources: dict[int, _Source] = {}
-        handles: dict[int, Any] = {}
-        for i, source_node in enumerate(n for n in nodes if isinstance(n, SourceNode)):
-            folder = root / f"source-{i}"
-            folder.mkdir()
-            sources[source_node.id] = _Source(folder, split(_records(source_node), micro_batches, restarts))
-            handles[source_node.id] = (
-                spark.readStream.schema(_schema()).option("maxFilesPerTrigger", 1).parquet(str(folder))
-            )
-        new = _plan(nodes, handles)
-        outputs = [s for s in sinks if isinstance(s, SinkNode)]
+        parts: dict[int, tuple[tuple[list[Any], ...], ...]] = {}
+        for node in job.nodes:
+            if isinstance(node, SourceNode):
+                records = _records(node)
+                parts[node.id] = split(records, micro_batches, restarts)
+                job.count(node.id, len(records))
+        results: list[list[Any]] = [[] for _ in job.outputs]
         for part in range(restarts + 1):
-            for source in sources.values():
+            for source_id, folder in job.folders.items():
                 chunks: list[list[bytes | None]] = [
-                    [cloudpickle.dumps(v, protocol=5) for v in chunk] for chunk in source.parts[part]
+                    [cloudpickle.dumps(v, protocol=5) for v in chunk] for chunk in parts[source_id][part]
                 ]
-                if part == restarts:  # the end of the input, after the last records
+                last = part == restarts  # the end of the input, after the last records
+                if last:
                     chunks = chunks or [[]]
-                    chunks[-1].append(None)
-                for chunk_rows in chunks:
-                    files.write(source.folder, chunk_rows)
-            for k, sink in enumerate(outputs):
-                edge = sink.inputs[0]
-                out = root / f"out-{k}"
-                out.mkdir(exist_ok=True)
-                # Built anew for each run: the run restores its key groups from the checkpoint.
-                df = stream_dataframe(
-                    spark, new[edge.source.id], edge.side_tag, config, None, clock=config.clock
-                )
-                query = (
-                    df.writeStream.foreachBatch(_Collect(str(out)))
-                    .option("checkpointLocation", str(root / f"checkpoint-{k}"))
-                    .trigger(availableNow=True)
-                    .start()
-                )
-                await_query(query)
-        counts: dict[tuple[int, int], int] = {}
-        for node in nodes:
-            for i, e in enumerate(node.inputs):
-                if e.source.id in sources:
-                    counts[(node.id, i)] = sum(len(c) for p in sources[e.source.id].parts for c in p)
-        for k, sink in enumerate(outputs):
-            values = _collected(root / f"out-{k}")
-            counts[(sink.id, 0)] = len(values)
-            assert sink.consume is not None
-            for value in values:
-                sink.consume(value)
+                for i, chunk_rows in enumerate(chunks):
+                    files.write(folder, chunk_rows, END_OF_INPUT if last and i == len(chunks) - 1 else None)
+            for values, more in zip(results, job.run(root), strict=True):
+                values += more
+        job.consume(results)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return summarize(
-        nodes,
-        counts,
-        {},
-        target=f"spark-streaming ({spark_master(spark)})",
-        wall_time_s=time.perf_counter() - start,
-        job_name=job_name,
-    )
+    return job.summary(job_name, start)
+
+
+#: The state of a ``run_stream_epochs`` directory's file names (``_Files``).
+_FILES_STATE = "files.json"
+
+
+def run_stream_epochs(
+    spark: Any,
+    sinks: Sequence[Node],
+    config: LocalConfig,
+    directory: str | Path,
+    epochs: Sequence[Mapping[int, Sequence[Any]]],
+    *,
+    end: int | None,
+    commit: bool = True,
+    handed_over: Callable[[], None] | None = None,
+    job_name: str = "",
+) -> JobSummary:
+    """One run of a bounded plan that later runs continue: the plan that feeds ``sinks`` as a
+    Structured Streaming query on ``spark``, kept in ``directory`` (its sources' files and its
+    checkpoints, from the runs before), over the records of ``epochs``: one micro-batch per
+    epoch, holding each source's records of that epoch (``epochs[i][source node id]``; a source
+    left out has none). After the last epoch, the input ends with watermark ``end`` (``END_OF_INPUT``: for
+    good; ``end_of_run(n)``: for this run, the next run's end ends it again), or, None, does not end.
+
+    ``commit=False``: the run leaves the query as it found it, as an execution that fails before
+    its micro-batch commits: the sinks get its output, but it runs on a copy of the checkpoints
+    and its files are removed afterwards, so the next run starts from the same state.
+    Otherwise ``handed_over`` is called once the files are in place, before the query starts:
+    from then on the query reads them at its next start, even if this one fails (the caller
+    records there that the records were handed over).
+    """
+    _refuse_batch_mode(config)
+    start = time.perf_counter()
+    ship_user_code()
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    job = _Job(spark, sinks, config, root)
+    known = root / _FILES_STATE
+    saved = json.loads(known.read_text()) if known.exists() else {}
+    files = _Files(saved.get("count", 0), saved.get("mtime"))
+    written: list[Path] = []
+    batches = list(epochs) or ([{}] if end is not None else [])
+    for i, epoch in enumerate(batches):
+        last = i == len(batches) - 1
+        for source_id, folder in job.folders.items():
+            records = list(epoch.get(source_id, ()))
+            job.count(source_id, len(records))
+            rows: list[bytes | None] = [cloudpickle.dumps(v, protocol=5) for v in records]
+            written.append(files.write(folder, rows, end if last else None))
+    if not written:
+        return job.summary(job_name, start)
+    if commit:
+        _write_atomically(known, json.dumps({"count": files.count, "mtime": files.mtime}))
+        if handed_over is not None:
+            handed_over()
+        job.consume(job.run(root))
+        return job.summary(job_name, start)
+    scratch = Path(tempfile.mkdtemp(prefix="uncommitted-", dir=root))
+    try:
+        for k in range(len(job.outputs)):
+            checkpoint = root / f"checkpoint-{k}"
+            if checkpoint.exists():
+                shutil.copytree(checkpoint, scratch / checkpoint.name)
+        results = job.run(scratch)
+    finally:
+        for path in written:
+            path.unlink(missing_ok=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+    job.consume(results)
+    return job.summary(job_name, start)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    scratch = path.with_name(f".{path.name}.tmp")
+    scratch.write_text(text)
+    scratch.rename(path)

@@ -121,10 +121,31 @@ _MIN = -(2**63)
 #: ``Long.MAX_VALUE``): every event-time timer fires, and a key group whose channels all reach
 #: it ends its input (``_KeyGroups._end``: ``end_input``, Bytewax's EOF). A bounded source run as
 #: a stream (the ``spark-streaming`` target) says where its input ends with a row whose
-#: ``END_COLUMN`` is true (``_cut_end``).
+#: ``END_COLUMN`` holds ``_END`` (``_cut_end``).
 _END = 2**63 - 1
-#: The column of a source that marks its end-of-input rows (no record; see ``_END``).
+#: The column of a source that marks its end-of-input rows (no record): the watermark the end
+#: carries, ``_END`` or an ``end_of_run`` (null on a record's row).
 END_COLUMN = "_fs_compat_end"
+#: Where the ends of runs start (``end_of_run``): far above any event time, exact as a float
+#: (a column with nulls is float on the way, ``_stamps``).
+_RUN_END = 2**62
+
+
+def end_of_run(run: int) -> int:
+    """The watermark that ends run ``run`` of a job that a later run continues from its
+    checkpoint (Bytewax's ``TestingSource.EOF()`` under recovery): like ``_END``, every key group
+    it reaches ends its input (``end_input``, Bytewax's EOF), but the next run's end, a higher
+    one, ends it again. A multiple of 2**20 above ``_RUN_END``: exact as a float.
+
+    >>> end_of_run(0) < end_of_run(1) < _END
+    True
+    >>> float(end_of_run(5)) == end_of_run(5)
+    True
+    """
+    if not 0 <= run < 2**40:
+        raise ValueError(f"run must be in [0, 2**40); got {run}")
+    return _RUN_END + (run << 20)
+
 
 #: The pre-pass's rows: key group, order, pickled value, timestamp, and the record's key when it
 #: is an ``int`` (``ki``) or a ``str`` (``ks``), so the key-group pass need not run the key
@@ -470,19 +491,21 @@ def _without_end(schema: Any) -> Any:
     return st.StructType([f for f in schema.fields if f.name != END_COLUMN])
 
 
-def _cut_end(batch: Any) -> tuple[Any, bool]:
+def _cut_end(batch: Any) -> tuple[Any, int | None]:
     """An Arrow ``batch`` of a source without its end-of-input rows and ``END_COLUMN``, and
-    whether it had such a row (``_END``). A batch without the column is returned as it is."""
+    the largest watermark such a row carried (``_END`` or an ``end_of_run``; None: no such row).
+    A batch without the column is returned as it is."""
     import pyarrow.compute as pc
 
     names = batch.schema.names
     if END_COLUMN not in names:
-        return batch, False
-    end = pc.fill_null(batch.column(END_COLUMN), False)
-    saw = bool(pc.any(end).as_py())
-    if saw:
+        return batch, None
+    column = batch.column(END_COLUMN)
+    end = pc.is_valid(column)
+    top = pc.max(column).as_py()
+    if top is not None:
         batch = batch.filter(pc.invert(end))
-    return batch.select([n for n in names if n != END_COLUMN]), saw
+    return batch.select([n for n in names if n != END_COLUMN]), None if top is None else int(top)
 
 
 class _Chain:
@@ -609,10 +632,11 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
         seq = pid << 32
         max_ts: int | None = None
         schema = _arrow_schema()
-        ended = False
+        ended: int | None = None  # the watermark the source's end carries
         for batch in batches:
             batch, saw_end = _cut_end(batch)
-            ended = ended or saw_end
+            if _above(saw_end, ended):
+                ended = saw_end
             kgs: list[int] = []
             keys: list[Any] = []
             if chain is None:  # the keyed step reads the source: values travel as tuples
@@ -670,8 +694,8 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
                 schema=schema,
             )
         wm = None if delay is None or max_ts is None else max_ts - delay
-        if ended:
-            wm = _END
+        if ended is not None:
+            wm = ended
         yield pa.RecordBatch.from_pydict(_marker_columns(n_groups, wm, ch), schema=schema)
 
     return worker_pass(run)
@@ -1260,8 +1284,10 @@ class _KeyGroups:
 
     def _ends(self, row: _StateRow | None, marks: Sequence[int | None]) -> bool:
         """Whether this call ends the key group's input: every channel's watermark reaches
-        ``_END`` now, and did not in ``row``."""
-        return _combined(marks) == _END and _combined(_row_marks(row, len(self.channels))) != _END
+        ``_END`` or an ``end_of_run`` now, a higher one than in ``row``."""
+        now = _combined(marks)
+        before = _combined(_row_marks(row, len(self.channels)))
+        return now is not None and now >= _RUN_END and _above(now, before)
 
     def _end(self, group: _Group, loader: _Loader | None) -> None:
         """The end of input, as the in-process target ends a bounded run (``SubtaskRunner.finish``):

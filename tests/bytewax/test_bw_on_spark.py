@@ -133,18 +133,34 @@ def test_dataframe_source_with_run_main_in_process_and_on_spark() -> None:
 
 
 @pytest.mark.parametrize("marker", [TestingSource.EOF(), TestingSource.ABORT()], ids=["EOF", "ABORT"])
-def test_eof_and_abort_markers_are_in_process_only(marker: Any) -> None:
+def test_eof_and_abort_markers_are_refused_on_the_spark_target(marker: Any) -> None:
+    """A Spark batch run reads its whole input once (on spark-streaming they are honoured:
+    tests/spark/test_bytewax_recovery_streaming.py)."""
     flow = Dataflow("test_df")
     op.output("out", op.input("inp", flow, TestingSource([1, marker, 2])), TestingSink([]))
     name = type(marker).__name__
-    with pytest.raises(NotImplementedError, match=re.escape(f"TestingSource.{name}() is in-process only")):
+    expected = (
+        f"step test_df.inp: TestingSource.{name}() ends or aborts a run, which a Spark batch run cannot do"
+    )
+    with pytest.raises(NotImplementedError, match=re.escape(expected)):
         run_main(flow, _target="spark")
 
 
-def test_recovery_config_is_in_process_only(recovery_config: Any) -> None:
+def test_pause_marker_is_in_process_only(recovery_config: Any) -> None:
+    flow = Dataflow("test_df")
+    inp = TestingSource([1, TestingSource.PAUSE(timedelta(seconds=1)), 2])
+    op.output("out", op.input("inp", flow, inp), TestingSink([]))
+    for config in (None, recovery_config):
+        with pytest.raises(NotImplementedError, match=re.escape("TestingSource.PAUSE() is in-process only")):
+            run_main(flow, recovery_config=config, _target="spark-streaming")
+
+
+def test_recovery_config_is_refused_on_the_spark_target(recovery_config: Any) -> None:
     flow = Dataflow("test_df")
     op.output("out", op.input("inp", flow, TestingSource([1])), TestingSink([]))
-    with pytest.raises(NotImplementedError, match=re.escape("recovery_config=...) is in-process only")):
+    with pytest.raises(
+        NotImplementedError, match=re.escape("run_main(recovery_config=...) on the spark target")
+    ):
         run_main(flow, recovery_config=recovery_config, _target="spark")
     with pytest.raises(TypeError, match=re.escape("epoch interval must be a `datetime.timedelta`")):
         run_main(flow, epoch_interval=5, _target="spark")  # type: ignore[arg-type]
