@@ -110,14 +110,6 @@ def _unpickle() -> Operator:
     return _Unpickle()
 
 
-@attrs.frozen
-class _Source:
-    """A bounded source as files: its directory and the files of each part of the run."""
-
-    folder: Path
-    parts: tuple[tuple[list[Any], ...], ...]  # per part, the chunks of records (a file each)
-
-
 def _records(node: SourceNode) -> list[Any]:
     """The records of a bounded source, read on the driver."""
     if isinstance(node, ExternalSourceNode):
@@ -202,10 +194,7 @@ class _Collect:
 
     def __call__(self, batch: Any, batch_id: int) -> None:
         values = [row[0] for row in batch.select("value").collect()]
-        path = Path(self.folder) / f"{batch_id:09d}.pkl"
-        scratch = path.with_suffix(".tmp")
-        scratch.write_bytes(pickle.dumps(values, protocol=5))
-        scratch.rename(path)
+        _write_atomically(Path(self.folder) / f"{batch_id:09d}.pkl", pickle.dumps(values, protocol=5))
 
 
 def _collected(folder: Path) -> list[Any]:
@@ -423,7 +412,7 @@ def run_stream_epochs(
     if not written:
         return job.summary(job_name, start)
     if commit:
-        _write_atomically(known, json.dumps({"count": files.count, "mtime": files.mtime}))
+        _write_atomically(known, json.dumps({"count": files.count, "mtime": files.mtime}).encode())
         if handed_over is not None:
             handed_over()
         job.consume(job.run(root))
@@ -443,7 +432,8 @@ def run_stream_epochs(
     return job.summary(job_name, start)
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole: readers see the old file or the new one, never a part."""
     scratch = path.with_name(f".{path.name}.tmp")
-    scratch.write_text(text)
+    scratch.write_bytes(data)
     scratch.rename(path)
