@@ -37,7 +37,8 @@ _V = TypeVar("_V")
 _S = TypeVar("_S")
 
 
-def _system_utc() -> datetime:
+def system_utc() -> datetime:
+    """The system clock in UTC: the default ``now_getter`` of Bytewax's clocks and runs."""
     return datetime.now(UTC)
 
 
@@ -231,7 +232,7 @@ class SystemClock(Clock[Any, None]):
     ``_now_getter`` (not in Bytewax) replaces the system clock, e.g. ``TimeTestingGetter.get``.
     """
 
-    _now_getter: Callable[[], datetime] = field(default=_system_utc, repr=False)
+    _now_getter: Callable[[], datetime] = field(default=system_utc, repr=False)
 
     def build(self, resume_state: None) -> _SystemClockLogic:
         return _SystemClockLogic(self._now_getter)
@@ -252,7 +253,7 @@ class EventClock(Clock[_V, _EventClockState]):
 
     ts_getter: Callable[[_V], datetime]
     wait_for_system_duration: timedelta
-    now_getter: Callable[[], datetime] = _system_utc
+    now_getter: Callable[[], datetime] = system_utc
     to_system_utc: Callable[[datetime], datetime | None] = _same_time
 
     def build(self, resume_state: _EventClockState | None) -> _EventClockLogic[_V]:

@@ -25,7 +25,6 @@ import os
 import pickle
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC as _UTC
 from datetime import datetime
 from typing import Any, cast
 
@@ -42,6 +41,7 @@ from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from fs_compat.runtime import unpicklable_message
 
+from ._clocks import system_utc
 from ._ops import KeyRoute
 from ._parts import call
 from .errors import BytewaxRuntimeError
@@ -97,10 +97,6 @@ def _rows(step_id: str, name: str, index: int, round_: int, batch: list[Any]) ->
 def decode(text: str) -> Any:
     """The value :func:`encode` made ``text`` of."""
     return pickle.loads(base64.b64decode(text))
-
-
-def _now() -> datetime:
-    return datetime.now(_UTC)
 
 
 # Sources. --------------------------------------------------------------------------------------
@@ -192,7 +188,7 @@ class _BatchReader(DataSourceReader):
                 round_ += 1
                 wake = call(part.next_awake, "`next_awake`", step_id, through=_THROUGH)
                 if wake is not None:
-                    delay = (wake - _now()).total_seconds()
+                    delay = (wake - system_utc()).total_seconds()
                     if delay > 0:
                         time.sleep(delay)
         finally:
@@ -269,7 +265,7 @@ class _StreamReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
         for round_ in range(self.limit):
             called = False
             for index, (name, live) in enumerate(self.live.items()):
-                if live.eof or (live.awake is not None and _now() < live.awake):
+                if live.eof or (live.awake is not None and system_utc() < live.awake):
                     continue
                 called = True
                 live.seq += 1

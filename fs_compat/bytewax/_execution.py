@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC as _UTC
 from datetime import datetime, timedelta
 from typing import Any
 
 from fs_compat.runtime import BatchedRunner, LocalConfig, Node, SinkNode, SourceNode, StepError
 
+from ._clocks import system_utc
 from ._ops import EPOCH, MsClock, StatefulBatchOperator
 from ._parts import call, check_flow, sink_parts, source_parts, write
 from .dataflow import Dataflow
@@ -28,10 +28,6 @@ from .recovery import RecoveryConfig, _Store
 _DEFAULT_EPOCH = timedelta(seconds=10)
 #: How long to wait when a pass over the sources gave no items (Bytewax waits 1 ms too).
 _IDLE_S = 0.001
-
-
-def _system_now() -> datetime:
-    return datetime.now(_UTC)
 
 
 class _Source:
@@ -55,7 +51,7 @@ class _Runner:
             raise TypeError("epoch interval must be a `datetime.timedelta`")
         self.flow = flow
         self.interval = epoch_interval if epoch_interval is not None else _DEFAULT_EPOCH
-        self.now = now_getter or _system_now
+        self.now = now_getter or system_utc
         self.store = _Store(recovery_config) if recovery_config is not None else None
         self.steps = BatchedRunner(flow._plan.nodes, LocalConfig(clock=MsClock(self.now)), write=self._write)
         self.sink_parts: dict[int, list[tuple[str, Any]]] = {}

@@ -29,7 +29,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ import attrs
 
 from fs_compat.runtime import JobSummary, LocalConfig, Node, SinkNode, SourceNode
 
+from ._clocks import system_utc
 from ._parts import call, source_parts
 from .inputs import AbortExecution
 from .outputs import FixedPartitionedSink
@@ -219,7 +220,7 @@ def run(
         def handed_over() -> None:
             # The epochs' files are in the query's sources: its next start reads them, also after
             # a failure, so the sources' positions move on now (a failed micro-batch runs again).
-            store.write_epoch(epoch + 1, changes, (now_getter or _system_now)())
+            store.write_epoch(epoch + 1, changes, (now_getter or system_utc)())
 
         summary = run_stream_epochs(
             spark, sinks, config, directory, epochs.committed, end=end, handed_over=handed_over, job_name=name
@@ -229,7 +230,3 @@ def run(
             spark, sinks, config, directory, [epochs.uncommitted], end=None, commit=False, job_name=name
         )
     return summary
-
-
-def _system_now() -> datetime:
-    return datetime.now(UTC)
