@@ -39,7 +39,7 @@ from fs_compat.runtime import OperatorNode as _OperatorNode
 from fs_compat.runtime import SinkNode as _SinkNode
 from fs_compat.runtime import SourceNode as _SourceNode
 
-from .._clocks import system_utc
+from .._clocks import system_utc as _system_utc
 from .._ops import BranchOperator as _BranchOperator
 from .._ops import FlatMapBatchOperator as _FlatMapBatchOperator
 from .._ops import InspectDebugOperator as _InspectDebugOperator
@@ -656,7 +656,7 @@ def enrich_cached(
     getter: Callable[[_DK], _DV],
     mapper: Callable[[TTLCache[_DK, _DV], _X], _Y],
     ttl: timedelta = timedelta.max,
-    _now_getter: Callable[[], datetime] = system_utc,
+    _now_getter: Callable[[], datetime] = _system_utc,
 ) -> _Stream[_Y]:
     """Enrich items with values looked up through a per-worker :class:`TTLCache`."""
     now = _now_getter()
@@ -828,7 +828,7 @@ def collect(
     up: KeyedStream[_V],
     timeout: timedelta,
     max_size: int,
-    _now_getter: Callable[[], datetime] = system_utc,
+    _now_getter: Callable[[], datetime] = _system_utc,
 ) -> KeyedStream[list[_V]]:
     """Collect each key's values into lists: emitted at ``max_size`` values, after ``timeout``
     without a new value, or at EOF. ``_now_getter`` (not in Bytewax) replaces the system clock."""
