@@ -161,7 +161,7 @@ class _HasConfig(Protocol):
 
 
 class _Instance:
-    __slots__ = ("backend", "buffer", "on_watermark", "one_to_one", "op", "pending", "process", "rt")
+    __slots__ = ("backend", "buffer", "on_watermark", "one_to_one", "op", "paths", "pending", "process", "rt")
 
     def __init__(self, op: Operator, rt: OperatorRuntime) -> None:
         self.op = op
@@ -174,12 +174,14 @@ class _Instance:
         #: Its live processing-time timers, tested after each record (``TimerQueue.pending``).
         self.pending = rt.processing_timers.pending
         self.buffer: dict[bytes, tuple[Any, list[tuple[int, Any, int | None]]]] = {}
+        #: Per input, its record path (``_Task._record_path``), built at its first record.
+        self.paths: dict[int, Callable[..., None]] = {}
 
 
 class CountedConsume:
     """A sink's ``consume`` that counts the values it is given in ``counter[0]`` (job summaries).
     A task whose one main output is this sink calls ``consume`` itself (``_Task._emit`` and
-    ``push_many``) and adds the count once per call."""
+    ``_Task._record_path``) and adds the count itself."""
 
     __slots__ = ("consume", "counter")
 
@@ -311,8 +313,9 @@ class _Task:
         return None
 
     # Records. ``push`` takes one record of one input; each reaches an instance through
-    # ``_deliver`` and every output of the step leaves through ``_emit``. ``push_many`` is the
-    # one specialised loop (see there).
+    # ``_deliver`` (its ``_record_path``) and every output of the step leaves through ``_emit``
+    # (a map's one output, straight from ``_record_path``). ``push_many`` is the one specialised
+    # loop (see there).
     def push(self, input_index: int, value: Any, ts: int | None) -> None:
         route = self._routes[input_index]
         if route == _KEYED:
@@ -360,33 +363,75 @@ class _Task:
 
     def sender(self, input_index: int) -> Callable[[Any, int | None], None]:
         """``push`` of input ``input_index``, as a function of ``(value, timestamp)``, for an
-        upstream task to call on each of its outputs. For a map with one instance whose one main
-        output is a sink (on Spark, a map chained after a keyed step: the Bytewax W1's last
-        ``map``, a PyFlink ``process().map()``), the map and the sink called directly, with
-        ``push``'s errors and count; for any other step, ``push`` itself."""
-        inst, sink = self._only, self._sink
-        one = inst.one_to_one if inst is not None else None
-        if one is None or sink is None or self._batch or self._routes[input_index] != _REBALANCE:
+        upstream task to call on each of its outputs: for a rebalanced input of a map with one
+        instance whose one main output is a sink, in STREAMING mode (on Spark, a map chained
+        after a keyed step: the Bytewax W1's last ``map``, a PyFlink ``process().map()``), the
+        map's record path (``_record_path``) itself; for any other input, ``push`` (which a
+        Spark task's tally wraps to count what a chained step gets: ``spark._counters``)."""
+        inst = self._only
+        if (
+            inst is None
+            or inst.one_to_one is None
+            or self._sink is None
+            or self._batch
+            or self._routes[input_index] != _REBALANCE
+        ):
             return functools.partial(self.push, input_index)
-        counter, where = self._counter, self._where
+        return self._record_path(inst, input_index)
 
-        def send(value: Any, ts: int | None) -> None:
+    def _record_path(self, inst: _Instance, input_index: int) -> Callable[..., None]:
+        """The one delivery core of a record: input ``input_index`` of ``inst`` as a function of
+        ``(value, timestamp, key=None)`` (``key``: the backend's current key, set by the
+        caller), built once. It runs the step's function (a failure is a StepError naming the
+        step, the key and the record) and sends its outputs on through ``_emit``; a map's one
+        output goes straight to the one sink (counted) or to the one downstream task's
+        ``sender``, without a tuple. ``_deliver`` (every record ``push`` takes), ``push_many``
+        and ``sender`` (an upstream task calling this step directly) all run it."""
+        rt, process, one, where = inst.rt, inst.process, inst.one_to_one, self._where
+        if one is None:
+            emit = self._emit
+
+            def run(value: Any, ts: int | None, key: Any = None) -> None:
+                rt.timestamp = ts
+                rt.input_index = input_index
+                rt.time_domain = None
+                try:
+                    outs = process(value, rt)
+                except StepError:
+                    raise
+                except Exception as exc:
+                    raise StepError(where(exc, key, value, "function")) from exc
+                emit(outs, ts, key, value)
+
+            return run
+        sink, counter = self._sink, self._counter
+        to_main: Callable[[Any, int | None], None] = self._to_main
+        if sink is None and len(self._main) == 1:  # ``_to_main`` of one task: its ``sender``
+            down, down_index, _ = self._main[0]
+            sender = getattr(down, "sender", None)  # a task's; other consumers (an engine's) push
+            to_main = sender(down_index) if sender is not None else functools.partial(down.push, down_index)
+
+        def run_map(value: Any, ts: int | None, key: Any = None) -> None:
+            rt.timestamp = ts
             try:
                 out = one(value)
             except StepError:
                 raise
             except Exception as exc:
-                raise StepError(where(exc, None, value, "function")) from exc
+                raise StepError(where(exc, key, value, "function")) from exc
             try:
+                if sink is None:
+                    to_main(out, ts)
+                    return
                 sink(out)
             except StepError:
                 raise
             except Exception as exc:
-                raise StepError(where(exc, None, value)) from exc
+                raise StepError(where(exc, key, value)) from exc
             if counter is not None:
                 counter[0] += 1
 
-        return send
+        return run_map
 
     def route(self, input_index: int, value: Any) -> tuple[Any, bytes, int]:
         """``(key, key bytes, key group)`` of ``value`` on keyed input ``input_index``
@@ -408,8 +453,8 @@ class _Task:
 
         The runtime's one specialised loop, for a keyed (state's key codec) or rebalanced input
         of a step with one instance in STREAMING mode: ``push``'s path with what does not change
-        per record hoisted out of it, and a map's ``one_to_one`` output sent on without a tuple
-        (a counting sink's count added once). It is the path ``bench/w1.py`` measures, both its
+        per record hoisted out of it (the key routing inlined; the record's delivery is
+        ``_record_path``, as for ``push``). It is the path ``bench/w1.py`` measures, both its
         in-process W1 (the source's items in one call) and its Spark W1 (the run pass hands each
         subtask's Arrow batch to ``SubtaskRunner.records``); the loop is worth its own code there
         only. Every other input goes record by record through ``push``."""
@@ -422,19 +467,10 @@ class _Task:
                 push(input_index, value, ts)
             return
         selector, locate = (keyed[0], keyed[1].locate) if keyed is not None else (None, None)
-        backend, rt, process, one = inst.backend, inst.rt, inst.process, inst.one_to_one
+        backend, pending = inst.backend, inst.pending
         loader = backend.key_loader if backend is not None else None
-        name, sink, counter, pending = self.node.name, self._sink, self._counter, inst.pending
-        emit = self._emit
-        to_main: Callable[[Any, int | None], None] = self._to_main
-        if sink is None and len(self._main) == 1:  # ``_to_main`` of one task: its ``sender``
-            down, down_index, _ = self._main[0]
-            sender = getattr(down, "sender", None)  # a task's; other consumers (an engine's) push
-            to_main = sender(down_index) if sender is not None else functools.partial(down.push, down_index)
+        name, run = self.node.name, self._record_path(inst, input_index)
         known = itertools.repeat(None) if keys is None else keys
-        rt.input_index = input_index  # the element's context (only the timestamp changes)
-        rt.time_domain = None
-        sent = 0
         for value, ts, key in zip(values, stamps, known):  # noqa: B905
             if selector is not None:  # ``route_key``, inlined (a call per record costs ~3% of W1)
                 try:
@@ -449,58 +485,24 @@ class _Task:
                 backend.current_key = key  # type: ignore[union-attr]
                 backend.current_key_bytes = kb  # type: ignore[union-attr]
                 backend.current_key_group = kg  # type: ignore[union-attr]
-            rt.timestamp = ts
-            try:
-                if one is None:
-                    outs = process(value, rt)
-                else:
-                    out = one(value)
-            except StepError:
-                raise
-            except Exception as exc:
-                raise StepError(self._where(exc, key, value, "function")) from exc
-            if one is None:
-                emit(outs, ts, key, value)
-            else:  # a map: its one main output, as ``_emit`` sends it
-                try:
-                    if sink is not None:
-                        sink(out)
-                        sent += 1
-                    else:
-                        to_main(out, ts)
-                except StepError:
-                    raise
-                except Exception as exc:
-                    raise StepError(self._where(exc, key, value)) from exc
+            run(value, ts, key)
             if pending:
                 self._fire_processing_timers(inst)
-                rt.input_index = input_index  # the timers' context is the element's again
-                rt.time_domain = None
-        if counter is not None:
-            counter[0] += sent
 
     def _deliver(self, inst: _Instance, input_index: int, value: Any, ts: int | None, key: Any) -> None:
         """The record path: run ``inst``'s function on ``value`` of input ``input_index`` (on a
-        keyed step, ``key`` is already its backend's current key) and send its outputs on
-        (``_emit``). The function's failure is a StepError naming the step, the key and the record."""
-        rt = inst.rt
-        rt.timestamp = ts
-        rt.input_index = input_index
-        rt.time_domain = None
-        one = inst.one_to_one
-        try:
-            outs = inst.process(value, rt) if one is None else (one(value),)
-        except StepError:
-            raise
-        except Exception as exc:
-            raise StepError(self._where(exc, key, value, "function")) from exc
-        self._emit(outs, ts, key, value)
+        keyed step, ``key`` is already its backend's current key) and send its outputs on; see
+        ``_record_path``."""
+        run = inst.paths.get(input_index)
+        if run is None:
+            run = inst.paths[input_index] = self._record_path(inst, input_index)
+        run(value, ts, key)
 
     def _emit(self, outs: Iterable[Any] | None, ts: int | None, key: Any, record: Any) -> None:
         """Send outputs on: a SideOutput to the consumers of its tag, any other value to the
         main output's (the one sink's ``consume`` directly). Every output of the step leaves
         through here (of records, timers, watermarks, end of input and checkpoints), but a map's
-        in ``push_many``. A failure downstream is a StepError naming this step, the key and the
+        in ``_record_path``. A failure downstream is a StepError naming this step, the key and the
         record (``key`` and ``record`` None where there is none)."""
         if outs is None:
             return
