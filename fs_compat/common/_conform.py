@@ -61,12 +61,14 @@ Conform = Callable[[Any], Any]
 class DeclaredTypeError(TypeError):
     """A value does not fit its declared type: ``value`` (what arrived), ``declared`` (the type
     information), ``detail`` (which part does not fit, and why; empty when the value itself),
-    ``where`` (where it arrived, leading the message when given)."""
+    ``where`` (where it arrived, leading the message when given); ``of`` names what was declared
+    (``"output type"``, or a side output's type: ``"type of side output 'late'"``)."""
 
     def __init__(self, value: Any, declared: Any, detail: str = "", where: str = "") -> None:
         self.value = value
         self.declared = declared
         self.detail = detail
+        self.of = "output type"
         lead = f"{where} " if where else ""
         super().__init__(f"{lead}{self.arrived()} does not fit the declared type {declared!r}{self.why()}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import pickle
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import cloudpickle
 
 from fs_api_advanced import PickleCodec
+from fs_compat.common.internal import DeclaredTypeError, conformer
 from fs_compat.runtime import (
     MAX_TIMESTAMP,
     Operator,
@@ -54,11 +56,29 @@ def _outputs(result: Any, side_outputs: bool) -> Iterable[Any]:
     if not side_outputs:
         return result  # type: ignore[no-any-return]
     return (
-        SideOutput(o[0].tag_id, o[1])
-        if type(o) is tuple and len(o) == 2 and isinstance(o[0], OutputTag)
-        else o
+        _side_output(o[0], o[1]) if type(o) is tuple and len(o) == 2 and isinstance(o[0], OutputTag) else o
         for o in result
     )
+
+
+def _side_output(tag: OutputTag[Any], value: Any) -> SideOutput:
+    """``value`` sent to side output ``tag``, checked against the tag's type (FLOATs rounded to
+    32 bits) as PyFlink serializes it with that type: a value that does not fit fails the step,
+    naming the side output."""
+    conform = _tag_conformer(tag.type_info)
+    if conform is not None:
+        try:
+            value = conform(value)
+        except DeclaredTypeError as exc:
+            exc.of = f"type of side output '{tag.tag_id}'"
+            raise
+    return SideOutput(tag.tag_id, value)
+
+
+@functools.lru_cache(maxsize=64)
+def _tag_conformer(type_info: Any) -> Callable[[Any], Any] | None:
+    """``conformer(type_info, full=True)``, made once per type."""
+    return conformer(type_info, full=True)
 
 
 def _conformed(

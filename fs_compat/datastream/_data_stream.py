@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
 import attrs
 from typing_extensions import TypeVar
 
-from fs_compat.common import ExecutionConfig, JobExecutionResult
+from fs_compat.common import ExecutionConfig, JobExecutionResult, Types
 from fs_compat.common.internal import (
     DeclaredTypeError,
     JavaConfiguration,
@@ -729,11 +729,16 @@ class KeyedStream(DataStream[T], Generic[T, K]):
     def execute_and_collect(
         self, job_execution_name: str | None = None, limit: int | None = None
     ) -> CloseableIterator[Row] | list[Row]:
-        """As PyFlink: a KeyedStream collects as ``Row(f0=key, f1=value)``."""
+        """As PyFlink: a KeyedStream collects as ``Row(f0=key, f1=value)``, of type
+        ``Types.ROW([key_type, the stream's type])`` (a FLOAT part as PyFlink collects it)."""
         from fs_compat.common import Row
 
-        key_of = self._key_selector
-        pairs = self._origin.map(lambda v: Row(f0=key_of(v), f1=v))
+        key_of, value_type = self._key_selector, self._origin._output_type
+        row_type = None
+        if value_type is not None or self._key_type is not None:
+            pickled = Types.PICKLED_BYTE_ARRAY()
+            row_type = Types.ROW([self._key_type or pickled, value_type or pickled])
+        pairs = self._origin.map(lambda v: Row(f0=key_of(v), f1=v), output_type=row_type)
         return pairs.execute_and_collect(job_execution_name, limit)
 
     # PyFlink refuses these on a KeyedStream.

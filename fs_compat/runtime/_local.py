@@ -545,7 +545,7 @@ class _Task:
             where = f"step '{self.node.name}': {what} returned {exc.arrived()}"
             where += f" for record {record!r}" if record is not None else ""
             where += f" (key {key!r})" if key is not None else ""
-            return f"{where}, declared output type {exc.declared!r}{exc.why()}"
+            return f"{where}, declared {exc.of} {exc.declared!r}{exc.why()}"
         where = f"step '{self.node.name}': {what} raised {type(exc).__name__}: {exc}"
         if key is not None:
             where += f" (key {key!r}"

@@ -279,3 +279,61 @@ def test_a_sink_function_gets_float_values_as_javas_sink_would() -> None:
     env.from_collection([("a", [1.1, 2.5], 0.3)], type_info=prices).add_sink(sink)
     env.execute()
     assert sink.get_results() == ["+I[a, [1.1, 2.5], 0.3]"]
+
+
+class _ToSide(KeyedProcessFunction[Any, Any, Any]):
+    """Sends ``value / 3`` (or what ``make`` makes of it) to side output ``tag``, the value on."""
+
+    def __init__(self, tag: Any, make: Any = None) -> None:
+        self.tag = tag
+        self.make = make
+
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        yield self.tag, (value / 3 if self.make is None else self.make(value))
+        yield value
+
+
+def _side(target: str, type_info: Any, make: Any = None) -> list[Any]:
+    from fs_compat.datastream import OutputTag
+
+    tag = OutputTag("side", type_info)
+    src = _env(target).from_collection([1.0, 2.0], type_info=Types.DOUBLE())
+    main = src.key_by(lambda v: v).process(_ToSide(tag, make), output_type=Types.DOUBLE())
+    return list(main.get_side_output(tag).execute_and_collect())
+
+
+def test_side_output_values_are_checked_and_rounded_as_their_tags_type() -> None:
+    # PyFlink 2.3.0 serializes a side output's values with its OutputTag's type: a FLOAT tag
+    # rounds them (collect gives back Java's digits: [0.33333334, 0.6666667] as floats), and
+    # a value that does not fit fails the job ("must be real number, not str").
+    assert _side("local", F) == [0.33333334, 0.6666667]
+    assert _side("local", Types.TUPLE([S, F]), lambda v: ("a", v / 3)) == [
+        ("a", 0.33333334),
+        ("a", 0.6666667),
+    ]
+    assert _side("local", None) == [1 / 3, 2 / 3]  # no type: the values as they are
+    with pytest.raises(StepError, match=r"returned 'x' \(str\).*declared type of side output 'side' Float"):
+        _side("local", F, lambda v: "x")
+    with pytest.raises(
+        StepError, match=r"side output 'side' TupleTypeInfo\(String, Long\): field f1: 'y' \(str\)"
+    ):
+        _side("local", Types.TUPLE([S, Types.LONG()]), lambda v: ("a", "y"))
+
+
+@pytest.mark.spark
+def test_side_output_values_are_checked_and_rounded_on_spark() -> None:
+    assert sorted(_side("spark", F)) == [0.33333334, 0.6666667]
+
+
+def test_a_keyed_stream_collects_its_rows_with_float_parts_as_pyflink() -> None:
+    # PyFlink 2.3.0 gives Row(f0='a', f1=('a', 0.1)) and, keyed with key_type FLOAT,
+    # Row(f0=0.1, ...): the ROW([key type, stream type]) it collects is typed.
+    stream = _env().from_collection([("a", 0.1)], type_info=Types.TUPLE([S, F]))
+    assert list(stream.key_by(lambda v: v[0], key_type=S).execute_and_collect()) == [
+        Row(f0="a", f1=("a", 0.1))
+    ]
+    assert list(stream.key_by(lambda v: v[0]).execute_and_collect()) == [Row(f0="a", f1=("a", 0.1))]
+    untyped = _env().from_collection([(0.1, 1)])
+    assert list(untyped.key_by(lambda v: v[0], key_type=F).execute_and_collect()) == [
+        Row(f0=0.1, f1=(0.1, 1))
+    ]
