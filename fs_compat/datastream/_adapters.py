@@ -81,22 +81,6 @@ def _tag_conformer(type_info: Any) -> Callable[[Any], Any] | None:
     return conformer(type_info, full=True)
 
 
-def _conformed(
-    fn: Callable[[Any], Any], conform: Callable[[Any], Any] | None, shape: type | None
-) -> Callable[[Any], Any]:
-    """``conform(fn(v))``, skipping ``conform`` for outputs of class ``shape`` (it keeps them)."""
-    if conform is None:
-        return fn
-    if shape is None:
-        return lambda v: conform(fn(v))
-
-    def conformed(v: Any) -> Any:
-        out = fn(v)
-        return out if out.__class__ is shape else conform(out)
-
-    return conformed
-
-
 class FunctionOperator(Operator):
     """Runs one user function: ``handler(fn, value, ctx, input_index)`` per element, and the
     function's ``on_timer`` per timer. Outputs go through ``conform`` (the check against the
@@ -126,7 +110,8 @@ class FunctionOperator(Operator):
         # The handler's result is the outputs as they are (the per-record path skips ``_out``).
         self._plain = not side_outputs and conform is None
         if handler is h_map and not side_outputs:
-            self.one_to_one = _conformed(fn.map, conform, shape)
+            self.one_to_one = fn.map
+            self.one_to_one_check = None if conform is None else (shape, conform)
 
     def open(self, runtime: OperatorRuntime) -> None:
         self.broadcast = BroadcastStates(self.broadcast_states) if self.broadcast_states else None

@@ -411,10 +411,14 @@ class _Task:
             sender = getattr(down, "sender", None)  # a task's; other consumers (an engine's) push
             to_main = sender(down_index) if sender is not None else functools.partial(down.push, down_index)
 
+        shape, conform = inst.op.one_to_one_check or (None, None)
+
         def run_map(value: Any, ts: int | None, key: Any = None) -> None:
             rt.timestamp = ts
             try:
                 out = one(value)
+                if conform is not None and out.__class__ is not shape:
+                    out = conform(out)
             except StepError:
                 raise
             except Exception as exc:

@@ -158,6 +158,12 @@ class Operator(abc.ABC):
     #: timers), and the runtime may call it instead of ``process`` (a MapFunction's ``map``).
     one_to_one: Callable[[Any], Any] | None = None
 
+    #: With ``one_to_one``: ``(shape, conform)`` when its output must fit a declared type: an
+    #: output whose class is not ``shape`` (None: any output) is handed to ``conform``, which
+    #: returns it in the type's shape or raises (a check the runtime makes inline, without a
+    #: call for outputs already of class ``shape``).
+    one_to_one_check: tuple[type | None, Callable[[Any], Any]] | None = None
+
     #: True when ``on_checkpoint`` does nothing unless this instance handled an element or a timer
     #: since the previous checkpoint (it saves only what was touched since then), so an engine may
     #: skip a checkpoint-only call that brings no records and no due timers. An operator that

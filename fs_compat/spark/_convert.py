@@ -190,11 +190,15 @@ class OutputColumns:
             self.schema = StructType([StructField("value", output_type.spark_type(), True)])
             conv = _to_spark(output_type)
             self._split = lambda v: (conv(v),)
+            self._scalar = conv is _identity
         self.names = [f.name for f in self.schema.fields]
 
     _width: int | None = None  # set when a value's fields go to the columns unchanged
+    _scalar = False  # set when a value is its one column's value, unchanged (Arrow checks it)
 
     def columns(self, values: Iterable[Any]) -> dict[str, list[Any]]:
+        if self._scalar:
+            return {"value": list(values)}
         width = self._width
         if width is not None:
             rows = values if type(values) is list else list(values)
