@@ -312,6 +312,8 @@ def print_batches(progress: list[dict[str, Any]]) -> None:
             f"commit {op.get('commitTimeMs', '-')} ms",
             flush=True,
         )
+        parts = sorted(((v, k) for k, v in p["durationMs"].items() if k != "triggerExecution"), reverse=True)
+        print("    durationMs: " + ", ".join(f"{k} {v:,}" for v, k in parts if v), flush=True)
 
 
 def folder_bytes(path: str) -> tuple[dict[str, int], dict[int, int]]:
