@@ -61,12 +61,17 @@ class RangedIntCodec(IntCodec):
 
 
 class CharCodec(StringCodec):
-    """A ``StringCodec`` for Java ``char``: exactly one character."""
+    """A ``StringCodec`` for Java ``char``: exactly one character. A lone surrogate
+    (``'\\ud800'``) is one too, as a Java ``char`` is any UTF-16 code unit: it is stored as
+    UTF-8 would store its code point (``surrogatepass``), which keeps the code points' order."""
 
     def encode(self, value: str) -> bytes:
         if not isinstance(value, str) or len(value) != 1:
             raise _type_error("CHAR", "a str of length 1", value)
-        return value.encode("utf-8")
+        return value.encode("utf-8", "surrogatepass")
+
+    def decode(self, data: bytes) -> str:
+        return bytes(data).decode("utf-8", "surrogatepass")
 
 
 class CheckedPickleCodec(PickleCodec):

@@ -376,6 +376,15 @@ def test_ordered_codecs_keep_value_order_in_byte_order(
     check()
 
 
+def test_a_char_may_be_a_lone_surrogate_as_a_java_char_may() -> None:
+    # Found by the property above: a Java char is any UTF-16 code unit, '\ud800' included.
+    codec: Codec[Any] = Types.CHAR().codec()
+    chars = ["0", "\ud7ff", "\ud800", "\udfff", "\ue000", "\U0001f600"]
+    encoded = [codec.encode(c) for c in chars]
+    assert [codec.decode(e) for e in encoded] == chars
+    assert encoded == sorted(encoded)  # code point order
+
+
 def test_unordered_codecs_say_so() -> None:
     for info in [
         Types.PICKLED_BYTE_ARRAY(),
