@@ -458,7 +458,8 @@ class _Task:
         The runtime's one specialised loop, for a keyed (state's key codec) or rebalanced input
         of a step with one instance in STREAMING mode: ``push``'s path with what does not change
         per record hoisted out of it (the key routing inlined; the record's delivery is
-        ``_record_path``, as for ``push``). It is the path ``bench/w1.py`` measures, both its
+        ``_record_path``, as for ``push``, but a map's into one sink, which is ``_record_path``'s
+        ``run_map`` inlined and counted once per call). It is the path ``bench/w1.py`` measures, both its
         in-process W1 (the source's items in one call) and its Spark W1 (the run pass hands each
         subtask's Arrow batch to ``SubtaskRunner.records``); the loop is worth its own code there
         only. Every other input goes record by record through ``push``."""
