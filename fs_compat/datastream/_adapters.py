@@ -56,12 +56,12 @@ def _outputs(result: Any, side_outputs: bool) -> Iterable[Any]:
     if not side_outputs:
         return result  # type: ignore[no-any-return]
     return (
-        _side_output(o[0], o[1]) if type(o) is tuple and len(o) == 2 and isinstance(o[0], OutputTag) else o
+        side_output(o[0], o[1]) if type(o) is tuple and len(o) == 2 and isinstance(o[0], OutputTag) else o
         for o in result
     )
 
 
-def _side_output(tag: OutputTag[Any], value: Any) -> SideOutput:
+def side_output(tag: OutputTag[Any], value: Any) -> SideOutput:
     """``value`` sent to side output ``tag``, checked against the tag's type (FLOATs rounded to
     32 bits) as PyFlink serializes it with that type: a value that does not fit fails the step,
     naming the side output."""

@@ -379,7 +379,7 @@ class WindowOperator(Operator):
         window_fn: WindowFn,
         contents_spec: StateSpec,
         allowed_lateness: int = 0,
-        late_tag: str | None = None,
+        late: Callable[[Any], SideOutput] | None = None,
         evictor: Evictor[Any, Any] | None = None,
         pre: Callable[[list[Any]], list[Any]] | None = None,
         conform: Callable[[Any], Any] | None = None,
@@ -390,7 +390,7 @@ class WindowOperator(Operator):
         self.window_fn = window_fn
         self.contents_spec = contents_spec
         self.allowed_lateness = allowed_lateness
-        self.late_tag = late_tag
+        self.late = late
         self.evictor = evictor
         self.pre = pre
         self.conform = conform
@@ -638,8 +638,8 @@ class WindowOperator(Operator):
         if merging is not None:
             merging.persist()
         if skipped and self.event_time and ts + self.allowed_lateness <= runtime.watermark:
-            if self.late_tag is not None:
-                out.append(SideOutput(self.late_tag, value))
+            if self.late is not None:
+                out.append(self.late(value))
             else:
                 self.late_records_dropped.inc()
         self.backend.current_namespace = b""

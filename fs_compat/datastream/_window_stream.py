@@ -14,7 +14,7 @@ from fs_api_advanced import PickleCodec
 from fs_compat.common.internal import conformer
 from fs_compat.runtime import OperatorNode, StateKind, StateSpec
 
-from ._adapters import copy_function
+from ._adapters import copy_function, side_output
 from ._data_stream import DataStream, KeyedStream
 from ._descriptors import AggregatingStateDescriptor, ListStateDescriptor, ReducingStateDescriptor
 from ._functions import AggregateFunction, ReduceFunction
@@ -261,7 +261,8 @@ class WindowedStream(Generic[T, K]):
         if evictor is not None:  # the contents are every element, with its timestamp
             contents_spec = StateSpec(WINDOW_STATE_NAME, StateKind.LIST, PickleCodec())
         name = type(assigner).__name__
-        late_tag = None if self._late_data_output_tag is None else self._late_data_output_tag.tag_id
+        late_tag = self._late_data_output_tag
+        late = None if late_tag is None else functools.partial(side_output, late_tag)
         what = f"step '{name}'"
         template = copy_function((assigner, trigger, evictor, window_function, pre, contents_spec), what)
         conform = conformer(output_type)
@@ -276,7 +277,7 @@ class WindowedStream(Generic[T, K]):
                 window_fn=WindowFn(f, mode_),
                 contents_spec=spec,
                 allowed_lateness=lateness,
-                late_tag=late_tag,
+                late=late,
                 evictor=e,
                 pre=p,
                 conform=conform,

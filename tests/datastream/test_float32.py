@@ -14,7 +14,8 @@ import pytest
 
 from fs_compat.common import Configuration, Row, Time, Types
 from fs_compat.common.internal import DeclaredTypeError, conformer, exact_class, to_float32
-from fs_compat.datastream import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment
+from fs_compat.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
+from fs_compat.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, StreamExecutionEnvironment
 from fs_compat.datastream.functions import AggregateFunction
 from fs_compat.datastream.state import (
     AggregatingStateDescriptor,
@@ -24,6 +25,7 @@ from fs_compat.datastream.state import (
     StateTtlConfig,
     ValueStateDescriptor,
 )
+from fs_compat.datastream.window import TumblingEventTimeWindows
 from fs_compat.runtime import StepError
 
 F = Types.FLOAT()
@@ -294,7 +296,6 @@ class _ToSide(KeyedProcessFunction[Any, Any, Any]):
 
 
 def _side(target: str, type_info: Any, make: Any = None) -> list[Any]:
-    from fs_compat.datastream import OutputTag
 
     tag = OutputTag("side", type_info)
     src = _env(target).from_collection([1.0, 2.0], type_info=Types.DOUBLE())
@@ -337,3 +338,46 @@ def test_a_keyed_stream_collects_its_rows_with_float_parts_as_pyflink() -> None:
     assert list(untyped.key_by(lambda v: v[0], key_type=F).execute_and_collect()) == [
         Row(f0=0.1, f1=(0.1, 1))
     ]
+
+
+class _AtSecondField(TimestampAssigner):
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return int(value[1])
+
+
+def _late(tag_type: Any, target: str = "local") -> list[Any]:
+    """The late-data side output (tag ``late`` of ``tag_type``) of a 10 ms tumbling window over
+    ``(key, ms, amount)`` events: the third arrives after the watermark passed its window."""
+    env = _env(target)
+    events = Types.TUPLE([S, Types.LONG(), Types.DOUBLE()])
+    strategy = (
+        WatermarkStrategy.for_monotonous_timestamps()
+        .with_timestamp_assigner(_AtSecondField())
+        .with_per_element_watermarks()
+    )
+    late = OutputTag("late", tag_type)
+    windows = (
+        env.from_collection([("k", 2, 0.5), ("k", 14, 1.0), ("k", 7, 1 / 3)], type_info=events)
+        .assign_timestamps_and_watermarks(strategy)
+        .key_by(lambda e: e[0])
+        .window(TumblingEventTimeWindows.of(Time.milliseconds(10)))
+        .side_output_late_data(late)
+        .reduce(lambda a, b: (a[0], b[1], a[2] + b[2]), output_type=events)
+    )
+    return list(windows.get_side_output(late).execute_and_collect())
+
+
+def test_late_data_has_its_side_outputs_type() -> None:
+    """As any side output (PyFlink serializes the late record with the tag's type): a FLOAT
+    field is rounded to 32 bits, a record that does not fit fails the step, naming the tag."""
+    assert _late(Types.TUPLE([S, Types.LONG(), Types.DOUBLE()])) == [("k", 7, 1 / 3)]
+    assert _late(Types.TUPLE([S, Types.LONG(), F])) == [("k", 7, 0.33333334)]
+    with pytest.raises(
+        StepError, match=r"record \('k', 7, 0\.333.*declared type of side output 'late' String"
+    ):
+        _late(S)
+
+
+@pytest.mark.spark
+def test_late_data_has_its_side_outputs_type_on_spark() -> None:
+    assert _late(Types.TUPLE([S, Types.LONG(), F]), "spark") == [("k", 7, 0.33333334)]
