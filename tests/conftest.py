@@ -66,8 +66,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Deselects what this run leaves out (``_deselected``). ``@pytest.mark.in_process(reason)``:
     a test that can only pass in-process (recovery, side effects on the test's own objects, ...).
     With ``FS_COMPAT_TARGET=spark`` or ``spark-streaming`` (``run_main`` on Spark) it is skipped
-    as "in-process only: <reason>"; otherwise the marker does nothing."""
-    spark = os.environ.get("FS_COMPAT_TARGET") in ("spark", "spark-streaming")
+    as "in-process only: <reason>"; otherwise the marker does nothing.
+    ``in_process(reason, streaming=True)``: it passes on ``spark-streaming`` too (Bytewax
+    recovery maps onto the query's checkpoint there), and is skipped on ``spark`` only."""
+    target = os.environ.get("FS_COMPAT_TARGET")
     connect = os.environ.get(CONNECT_ENV, "") not in ("", "0")
     dropped = [i for i in items if _deselected(i, connect)]
     if dropped:
@@ -77,11 +79,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         marker = item.get_closest_marker("in_process")
         if marker is None:
             continue
-        reason = marker.args[0] if len(marker.args) == 1 and not marker.kwargs else None
-        if not isinstance(reason, str) or not reason:
-            raise pytest.UsageError(f"{item.nodeid}: in_process takes one reason string")
-        if spark:
-            item.add_marker(pytest.mark.skip(reason=f"in-process only: {reason}"))
+        reason = marker.args[0] if len(marker.args) == 1 else None
+        streaming = marker.kwargs.get("streaming", False)
+        if not isinstance(reason, str) or not reason or set(marker.kwargs) - {"streaming"}:
+            raise pytest.UsageError(f"{item.nodeid}: in_process takes one reason string (and streaming=)")
+        if not isinstance(streaming, bool):
+            raise pytest.UsageError(f"{item.nodeid}: in_process's streaming= is True or False")
+        if target == "spark" or (target == "spark-streaming" and not streaming):
+            where = "in-process only" if not streaming else "in-process and spark-streaming only"
+            item.add_marker(pytest.mark.skip(reason=f"{where}: {reason}"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -188,7 +188,7 @@ class KeepLast(StatefulLogic):
         return self.state
 
 
-@pytest.mark.in_process("recovery (run_main recovery_config)")
+@pytest.mark.in_process("recovery (run_main recovery_config)", streaming=True)
 def test_a_key_discarded_after_a_resume_starts_afresh_within_the_epoch(recovery_config: Any) -> None:
     """The resumed snapshot of a key is gone once its logic is discarded: a later item of the
     key in the same epoch gets ``builder(None)``, as in Bytewax."""

@@ -266,7 +266,7 @@ def stateful_flow(items: list[Any], logic: type[StatefulLogic], out: list[Any]) 
     return flow
 
 
-@pytest.mark.in_process("recovery (TestingSource.ABORT)")
+@pytest.mark.in_process("recovery (TestingSource.ABORT)", streaming=True)
 @pytest.mark.parametrize(
     ("logic", "expected"),
     [
@@ -287,7 +287,7 @@ def test_logic_after_item_and_notify(logic: type[StatefulLogic], expected: list[
     assert [v for _k, v in out] == expected
 
 
-@pytest.mark.in_process("recovery (run_main recovery_config)")
+@pytest.mark.in_process("recovery (run_main recovery_config)", streaming=True)
 @pytest.mark.parametrize(("discard", "resumed"), [(True, ("born", "fed")), (False, ("ended", "fed"))])
 def test_logic_after_eof_is_kept_or_dropped_for_the_next_run(
     discard: bool, resumed: tuple[str, str], recovery_config: RecoveryConfig
@@ -332,7 +332,7 @@ def test_stateful_keeps_one_logic_per_key() -> None:
 ABORT = TestingSource.ABORT
 
 
-@pytest.mark.in_process("recovery (run_main recovery_config)")
+@pytest.mark.in_process("recovery (run_main recovery_config)", streaming=True)
 @pytest.mark.parametrize(
     ("items", "runs"),
     [

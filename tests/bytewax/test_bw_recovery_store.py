@@ -23,7 +23,9 @@ from fs_compat.bytewax.recovery import (
 )
 from fs_compat.bytewax.testing import TestingSink, TestingSource, run_main
 
-pytestmark = pytest.mark.in_process("recovery (run_main recovery_config, TestingSource.ABORT)")
+pytestmark = pytest.mark.in_process(
+    "recovery (run_main recovery_config, TestingSource.ABORT)", streaming=True
+)
 
 EOF, ABORT = TestingSource.EOF, TestingSource.ABORT
 EVERY_ITEM = timedelta(0)  # an epoch, hence a snapshot, after every item
