@@ -482,7 +482,7 @@ class _StreamWriter(DataSourceStreamWriter):
         self.location = location
 
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
-        from fs_compat.spark._task import micro_batch_id
+        from fs_compat.spark.internal import micro_batch_id
 
         location = self.location
         batch = micro_batch_id()
