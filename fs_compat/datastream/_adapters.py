@@ -50,15 +50,29 @@ def h_map(fn: Any, v: Any, ctx: _Ctx, i: int) -> Any:
     return (fn.map(v),)
 
 
-def _outputs(result: Any, side_outputs: bool) -> Iterable[Any]:
+def outputs(
+    result: Any, side_outputs: bool, conform: Callable[[Any], Any] | None, shape: type | None = None
+) -> Iterable[Any]:
+    """The outputs of a user function's call (``result``: an iterable, or None for none): with
+    ``side_outputs``, each ``(OutputTag, value)`` pair as a SideOutput of the tag's type; every
+    other output checked by ``conform``, but one of class ``shape``, which ``conform`` hands back
+    as it is. One loop (a process function's outputs: ``bench/w1.py``'s ``*-process`` shapes)."""
     if result is None:
         return ()
     if not side_outputs:
-        return result  # type: ignore[no-any-return]
-    return (
-        side_output(o[0], o[1]) if type(o) is tuple and len(o) == 2 and isinstance(o[0], OutputTag) else o
-        for o in result
-    )
+        if conform is None:
+            return result  # type: ignore[no-any-return]
+        return [o if o.__class__ is shape else conform(o) for o in result]
+    outs = []
+    for o in result:
+        cls = o.__class__
+        if cls is tuple and len(o) == 2 and isinstance(o[0], OutputTag):
+            outs.append(side_output(o[0], o[1]))
+        elif cls is shape or conform is None:
+            outs.append(o)
+        else:
+            outs.append(conform(o))
+    return outs
 
 
 def side_output(tag: OutputTag[Any], value: Any) -> SideOutput:
@@ -127,21 +141,13 @@ class FunctionOperator(Operator):
             self.broadcast.restore(state)
 
     def _out(self, result: Any) -> Iterable[Any]:
-        outs = _outputs(result, self.side_outputs)
-        conform = self.conform
-        if conform is None:
-            return outs
-        return [o if isinstance(o, SideOutput) else conform(o) for o in outs]
+        return outputs(result, self.side_outputs, self.conform, self.shape)
 
     def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
         result = self.handler(self.fn, value, self.ctx, runtime.input_index)  # type: ignore[arg-type]
         if self._plain:
             return () if result is None else result
-        if not self.side_outputs and result is not None:
-            conform, shape = self.conform, self.shape
-            assert conform is not None
-            return [o if o.__class__ is shape else conform(o) for o in result]
-        return self._out(result)
+        return outputs(result, self.side_outputs, self.conform, self.shape)
 
     def on_timer(self, timestamp: int, runtime: OperatorRuntime) -> Iterable[Any]:
         on_timer = getattr(self.fn, "on_timer", None)

@@ -34,7 +34,7 @@ from fs_compat.runtime import (
     TimeDomain,
 )
 
-from ._adapters import _outputs
+from ._adapters import outputs
 from ._descriptors import StateDescriptor
 from ._functions import Function, RuntimeContext
 from ._window import (
@@ -550,9 +550,7 @@ class WindowOperator(Operator):
             self.window_ctx.set_window(window)
             self.backend.current_namespace = encode_window(window)
             result = self.window_fn.process(key, window, self.window_ctx, values)
-            conform = self.conform
-            for o in _outputs(result, True):
-                out.append(o if conform is None or isinstance(o, SideOutput) else conform(o))
+            out.extend(outputs(result, True, self.conform))
         if evictor is not None:
             evictor.evict_after(records, len(records), window, self.trigger_ctx)
             # What the evictors left is the window's contents from now on.
