@@ -476,7 +476,7 @@ class _Task:
         loader = backend.key_loader if backend is not None else None
         name, run = self.node.name, self._record_path(inst, input_index)
         # A map into one sink (``bench/w1.py --only local``: the in-process W1) delivers inline,
-        # the count added once per call: ``run`` per record cost 10-20 % there.
+        # the count added once per call: ``run`` per record cost 7-9 % there (bench/README).
         one, sink, counter, sent = inst.one_to_one, self._sink, self._counter, 0
         direct = one is not None and sink is not None
         shape, conform = inst.op.one_to_one_check or (None, None)
