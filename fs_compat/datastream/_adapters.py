@@ -121,7 +121,7 @@ class FunctionOperator(Operator):
         self.shape = shape
         self.ctx: _Ctx | None = None
         self.broadcast: BroadcastStates | None = None
-        # The handler's result is the outputs as they are (the per-record path skips ``_out``).
+        # The handler's result is the outputs as they are (the per-record path skips ``outputs``).
         self._plain = not side_outputs and conform is None
         if handler is h_map and not side_outputs:
             self.one_to_one = fn.map
@@ -140,9 +140,6 @@ class FunctionOperator(Operator):
         if self.broadcast is not None and state is not None:
             self.broadcast.restore(state)
 
-    def _out(self, result: Any) -> Iterable[Any]:
-        return outputs(result, self.side_outputs, self.conform, self.shape)
-
     def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
         result = self.handler(self.fn, value, self.ctx, runtime.input_index)  # type: ignore[arg-type]
         if self._plain:
@@ -153,7 +150,7 @@ class FunctionOperator(Operator):
         on_timer = getattr(self.fn, "on_timer", None)
         if on_timer is None:
             return ()
-        return self._out(on_timer(timestamp, self.ctx))
+        return outputs(on_timer(timestamp, self.ctx), self.side_outputs, self.conform, self.shape)
 
     def close(self) -> None:
         if isinstance(self.fn, Function):
