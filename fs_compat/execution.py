@@ -236,13 +236,6 @@ def spark_dataframe(
     bind_sources(_runtime.upstream_of([node]), SPARK, lambda: spark)
     nodes = _runtime.upstream_of([node])
     if any(isinstance(n, _runtime.ExternalSourceNode) and n.unbounded for n in nodes):
-        for n in nodes:
-            if any(edge.partitioner is not None for edge in n.inputs):
-                raise NotImplementedError(
-                    f"step '{n.name}': a custom-partitioned input (partition_custom) is not supported "
-                    "on a streaming source yet; run the job on a bounded source, or key the stream "
-                    "(key_by) to co-locate records by key"
-                )
         return stream_dataframe(spark, node, tag, config, output_type, clock=clock)
     if clock is not None:
         config = attrs.evolve(config, clock=clock)

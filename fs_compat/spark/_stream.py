@@ -4,8 +4,15 @@ checkpointed state store.
 Supported shape: one or more streaming DataFrame sources; non-keyed steps (``map``, ``union``,
 non-keyed co-functions, timestamps before the first keyed step); any number of keyed steps, each
 with one or more inputs (``connect`` of keyed streams, a ``union`` before ``key_by``), each keyed
-step's main output read by one step (or the output). Not yet: broadcast streams, side outputs
-read by a later step (a side output can be the job's output).
+step's main output read by one step (or the output); broadcast state on keyed streams and on
+streams that are not keyed, custom partitioning (``partition_custom``). Not yet: side outputs read
+by a later step (a side output can be the job's output).
+
+A step that is not keyed but reads a broadcast stream (``BroadcastProcessFunction``) or a
+custom-partitioned one is run like a keyed step (``_grouped``), in one key group per parallel
+instance (``groups_of``): the broadcast records reach each of those groups, the others go
+round-robin to them (or where the partitioner says, ``_Spread``), and each instance's broadcast
+state is the operator state in its group's state row.
 
 The job is cut into *feeds* (``Feed``): paths of records from a source or a keyed step's output,
 through non-keyed steps, to one input of a keyed step (or the output). Each feed into a keyed
@@ -81,7 +88,7 @@ import uuid
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -100,6 +107,7 @@ from fs_compat.runtime import (
     SubtaskRunner,
     TimestampNode,
     overrides,
+    route_custom,
     route_keys,
     row_field,
     stable_pickle,
@@ -186,9 +194,16 @@ class Feed:
 
     @property
     def broadcast(self) -> bool:
-        """Whether the feed is a broadcast input of its keyed step: every key group gets every
-        record."""
+        """Whether the feed is a broadcast input of its step: every group of the step
+        (``groups_of``) gets every record."""
         return self.end is not None and self.end.inputs[self.inp].broadcast
+
+    @property
+    def spread(self) -> bool:
+        """Whether the feed is a plain (neither keyed nor broadcast) input of a step that is not
+        keyed (a ``BroadcastProcessFunction``): its records go round-robin to the step's groups,
+        one per parallel instance (``groups_of``), as Flink rebalances them."""
+        return self.end is not None and not self.broadcast and self.end.inputs[self.inp].key_selector is None
 
 
 @attrs.frozen
@@ -218,15 +233,15 @@ def stream_shape(node: Node) -> StreamShape:
     def walk(upstream: Node, steps: list[tuple[Node, int]], end: OperatorNode | None, inp: int) -> None:
         if isinstance(upstream, SinkNode):
             raise StreamPlanError(f"step '{upstream.name}' is a sink; it has no output to read")
-        if isinstance(upstream, OperatorNode) and upstream.keyed:
+        if _grouped(upstream):
             if upstream.id in seen:
                 raise StreamPlanError(
-                    f"the output of keyed step '{upstream.name}' goes to more than one step; on a "
-                    "streaming DataFrame a keyed step's output feeds one step (or the output)"
+                    f"the output of {_kind(upstream)} '{upstream.name}' goes to more than one step; on a "
+                    "streaming DataFrame such a step's output feeds one step (or the output)"
                 )
             if any(isinstance(n, TimestampNode) for n, _i in steps):
                 raise StreamPlanError(
-                    "assign timestamps before the first keyed step on a streaming DataFrame"
+                    "assign timestamps before the first keyed (or broadcast) step on a streaming DataFrame"
                 )
             seen.add(upstream.id)
             feeds.append(Feed(upstream, tuple(steps), end, inp))
@@ -241,26 +256,20 @@ def stream_shape(node: Node) -> StreamShape:
                 )
             feeds.append(Feed(upstream, tuple(steps), end, inp))
             return
-        for j, edge in enumerate(upstream.inputs):
-            check_edge(upstream, edge.side_tag, edge.broadcast)
+        for j, edge in enumerate(upstream.inputs):  # a broadcast edge's step is ``_grouped``
+            check_edge(upstream, edge.side_tag)
             walk(edge.source, [(upstream, j), *steps], end, inp)
 
-    def check_edge(step: Node, side_tag: str | None, broadcast: bool = False) -> None:
+    def check_edge(step: Node, side_tag: str | None) -> None:
         if side_tag is not None:
             raise StreamPlanError(
                 f"step '{step.name}' reads side output '{side_tag}'; on a streaming DataFrame, a "
                 "side output can only be the job's output (ds.get_side_output(tag).to_dataframe())"
             )
-        if broadcast:
-            raise StreamPlanError(
-                f"step '{step.name}' reads a broadcast stream on a stream that is not keyed; on a "
-                "streaming DataFrame broadcast state needs a keyed stream "
-                "(key_by(...).connect(broadcast).process(KeyedBroadcastProcessFunction))"
-            )
 
     def keyed_inputs(step: OperatorNode) -> None:
         for i, edge in enumerate(step.inputs):
-            check_edge(step, edge.side_tag)  # a broadcast input of a keyed step reaches every key group
+            check_edge(step, edge.side_tag)  # a broadcast input reaches every group of the step
             walk(edge.source, [], step, i)
 
     walk(node, [], None, 0)  # the output's ``tag`` is that of its last step
@@ -274,6 +283,61 @@ def stream_shape(node: Node) -> StreamShape:
 
 def _is_keyed(node: Node) -> bool:
     return isinstance(node, OperatorNode) and node.keyed
+
+
+def _grouped(node: Node) -> TypeGuard[OperatorNode]:
+    """Whether ``node`` runs in a key-group pass of its own: a keyed step, or a step that is not
+    keyed but reads a broadcast stream (``BroadcastProcessFunction``: its broadcast state lives in
+    the checkpoint too) or a custom-partitioned one (``partition_custom``: the partitioner picks
+    the parallel instance); see ``groups_of``."""
+    return isinstance(node, OperatorNode) and (
+        node.keyed or any(e.broadcast or e.partitioner is not None for e in node.inputs)
+    )
+
+
+def _kind(node: Node) -> str:
+    if _is_keyed(node):
+        return "keyed step"
+    broadcast = isinstance(node, OperatorNode) and any(e.broadcast for e in node.inputs)
+    return "broadcast step" if broadcast else "custom-partitioned step"
+
+
+def groups_of(step: OperatorNode, config: LocalConfig) -> list[int]:
+    """The key groups a ``_grouped`` step runs in: every key group for a keyed step; for one that
+    is not keyed, one per parallel instance, the first of the instance's range (Flink's range
+    assignment, ``subtask_of``), so that each instance has its own broadcast state and its own
+    records, as in Flink.
+
+    >>> groups_of(OperatorNode("s", parallelism=3), LocalConfig(max_parallelism=128))
+    [0, 43, 86]
+    """
+    n = config.max_parallelism
+    if step.keyed:
+        return list(range(n))
+    p = step.parallelism or config.parallelism
+    return [-(-i * n // p) for i in range(p)]
+
+
+class _Spread:
+    """The key groups of records on a ``Feed.spread`` feed, one group per parallel instance of
+    its step (``groups_of``): where the edge's custom partitioner says (``partition_custom``),
+    else round-robin (Flink's rebalance), continuing from call to call."""
+
+    def __init__(self, feed: Feed, config: LocalConfig, start: int = 0) -> None:
+        assert feed.end is not None
+        self.step = feed.end.name
+        self.partitioner = feed.end.inputs[feed.inp].partitioner
+        self.groups = groups_of(feed.end, config)
+        self.next = start % len(self.groups)
+
+    def __call__(self, values: Sequence[Any]) -> list[int]:
+        groups, p = self.groups, len(self.groups)
+        if self.partitioner is not None:
+            step, partitioner = self.step, self.partitioner
+            return [groups[route_custom(step, partitioner, v, p)] for v in values]
+        start = self.next
+        self.next = (start + len(values)) % p
+        return [groups[(start + j) % p] for j in range(len(values))]
 
 
 def _watermark_delay(feed: Feed) -> int | None:
@@ -334,7 +398,8 @@ def stream_dataframe(
                 inputs.append(feed.source.handle.mapInArrow(_pre(feed, config), pre_schema))
             else:
                 upstream = frames[feed.start.id]
-                inputs.append(upstream.mapInArrow(_markers(config.max_parallelism, feed.ch), pre_schema))
+                markers = _markers(groups_of(keyed, config), feed.ch)
+                inputs.append(upstream.mapInArrow(markers, pre_schema))
         onward = shape.out_of(keyed)
         last = onward.end is None
         fn = _KeyGroups(
@@ -422,11 +487,11 @@ def _batch_time_ms() -> Any:
     return F.unix_millis(F.current_timestamp())
 
 
-def _markers(n_groups: int, ch: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def _markers(groups: Sequence[int], ch: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """Between two keyed steps: the rows of the first step's key groups go on, but their
-    markers (``kg`` -1, one per call, ``ts`` the step's watermark) become one marker per key
-    group of the next step for its channel ``ch``, with the largest of those watermarks (see
-    ``_pre``)."""
+    markers (``kg`` -1, one per call, ``ts`` the step's watermark) become one marker per group
+    of the next step (``groups``) for its channel ``ch``, with the largest of those watermarks
+    (see ``_pre``)."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -442,16 +507,17 @@ def _markers(n_groups: int, ch: int) -> Callable[[Iterator[Any]], Iterator[Any]]
             kept = batch.filter(pc.invert(marker))
             if kept.num_rows:
                 yield kept.select([f.name for f in schema])
-        yield pa.RecordBatch.from_pydict(_marker_columns(n_groups, top, ch), schema=schema)
+        yield pa.RecordBatch.from_pydict(_marker_columns(groups, top, ch), schema=schema)
 
     return worker_pass(run)
 
 
-def _marker_columns(n_groups: int, wm: int | None, ch: int) -> dict[str, list[Any]]:
-    """One marker row per key group for channel ``ch``: no value, the channel's watermark (see
-    ``_pre``)."""
+def _marker_columns(groups: Sequence[int], wm: int | None, ch: int) -> dict[str, list[Any]]:
+    """One marker row per group of ``groups`` for channel ``ch``: no value, the channel's
+    watermark (see ``_pre``)."""
+    n_groups = len(groups)
     return {
-        "kg": list(range(n_groups)),
+        "kg": list(groups),
         "seq": [-1] * n_groups,
         "v": [None] * n_groups,
         "ts": [wm] * n_groups,
@@ -601,21 +667,21 @@ def _stateless(
 
 
 def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """The pass of a ``feed`` from a source to a keyed step: the steps on the way run, and each
-    record becomes a row of the keyed step's (``_PRE_FIELDS``): its key group, order, pickled
-    value, timestamp, key and the feed's channel (a broadcast feed's record: one row per key
-    group, no key); the partition ends with one marker per key group carrying the channel's
-    watermark (its largest timestamp - the feed's delay)."""
+    """The pass of a ``feed`` from a source to a keyed (or broadcast) step: the steps on the way
+    run, and each record becomes a row of the step's (``_PRE_FIELDS``): its key group, order,
+    pickled value, timestamp, key and the feed's channel (a broadcast feed's record: one row per
+    group of the step, no key; a ``Feed.spread`` one: no key, ``_Spread``'s group); the
+    partition ends with one marker per group carrying the channel's watermark (its largest
+    timestamp - the feed's delay)."""
     assert feed.source is not None and feed.end is not None
     reader = _reader(feed.source)
     steps = feed.steps
     edge = feed.end.inputs[feed.inp]
     broadcast = feed.broadcast
     key_selector = edge.key_selector
-    assert broadcast or key_selector is not None
     encoder = KeyEncoder(edge.key_codec, config.max_parallelism)
     step = feed.end.name
-    n_groups = config.max_parallelism
+    targets = groups_of(feed.end, config)
     names = reader.names
     ch = feed.ch
     delay = _watermark_delay(feed)
@@ -628,6 +694,7 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
 
         pid = _partition_id()
         chain = _chain(steps, pid, config)
+        spread = _Spread(feed, config, pid) if feed.spread else None
         field = key_field
         seq = pid << 32
         max_ts: int | None = None
@@ -655,6 +722,8 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
                     kgs, keys = route_keys(
                         step, key_selector, encoder, make_rows(names, zip(*cols, strict=True))
                     )
+                elif spread is not None:
+                    kgs, keys = spread(make_rows(names, zip(*cols, strict=True))), [None] * n
                 vs = _dumps_all(list(zip(*cols, strict=True)))
             else:
                 vs, stamps = [], []
@@ -667,6 +736,9 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
                         record_kgs, record_keys = route_keys(step, key_selector, encoder, records)
                         kgs += record_kgs
                         keys += record_keys
+                    elif spread is not None:
+                        kgs += spread(records)
+                        keys += [None] * len(records)
                     vs += _dumps_all(records)
                     stamps += [rts for _, rts in outs]
                 n = len(vs)
@@ -681,7 +753,7 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
             seqs: Any = range(seq, seq + n)
             seq += n
             if broadcast:
-                seqs, vs, stamps, kgs, keys = _to_every_group(n_groups, seqs, vs, stamps)
+                seqs, vs, stamps, kgs, keys = _to_every_group(targets, seqs, vs, stamps)
             yield pa.RecordBatch.from_arrays(
                 [
                     pa.array(kgs, pa.int32()),
@@ -696,23 +768,22 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
         wm = None if delay is None or max_ts is None else max_ts - delay
         if ended is not None:
             wm = ended
-        yield pa.RecordBatch.from_pydict(_marker_columns(n_groups, wm, ch), schema=schema)
+        yield pa.RecordBatch.from_pydict(_marker_columns(targets, wm, ch), schema=schema)
 
     return worker_pass(run)
 
 
 def _to_every_group(
-    n_groups: int, seqs: Sequence[int], values: Sequence[Any], stamps: Sequence[int | None]
+    groups: Sequence[int], seqs: Sequence[int], values: Sequence[Any], stamps: Sequence[int | None]
 ) -> tuple[list[int], list[Any], list[int | None], list[int], list[Any]]:
-    """Broadcast records as rows: each record once per key group (``seq``, value and timestamp
-    repeated), with no key."""
-    groups = range(n_groups)
+    """Broadcast records as rows: each record once per group of the step (``groups_of``;
+    ``seq``, value and timestamp repeated), with no key."""
     return (
         [s for s in seqs for _g in groups],
         [v for v in values for _g in groups],
         [t for t in stamps for _g in groups],
         [g for _s in seqs for g in groups],
-        [None] * (len(seqs) * n_groups),
+        [None] * (len(seqs) * len(groups)),
     )
 
 
@@ -1153,7 +1224,7 @@ class _KeyGroups:
         self.skip_idle, self.watermark_hooks = _idle_hooks(itertools.chain((keyed_op,), chained))
         #: Whether the step's keyed state is kept in buckets (``_Parts``): its operator touches
         #: keyed state only through the current key (``Operator.keyed_state_by_current_key``).
-        self.bucketed = keyed_op is not None and keyed_op.keyed_state_by_current_key
+        self.bucketed = keyed.keyed and keyed_op is not None and keyed_op.keyed_state_by_current_key
         #: The keyed step the main output goes to (None: the output is the job's, as columns).
         self.next: _NextStep | None = None if next_step is None else _NextStep(next_step, config)
         #: The output's extra column for the call's metrics (the job's output only; ``_progress``).
@@ -1233,10 +1304,10 @@ class _KeyGroups:
             group = self._group_for(kg, row, records.n)
         cache_key = (self.plan_id, _query_id(), kg)
         runner = group.runner
-        backend = runner.runtime.backend
-        assert backend is not None
+        backend = runner.runtime.backend  # None: a broadcast step that is not keyed
         loader = None
         if group.parts is not None:
+            assert backend is not None
             loader = _Loader(backend, group.parts, kg, state.buckets)
             parts = group.parts
             if not parts.complete and records.n >= 1 << parts.depth:
@@ -1265,11 +1336,13 @@ class _KeyGroups:
                 self._end(group, loader)
             runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
             results = [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == self.tag]
-            backend.purge_expired()  # expired TTL state leaves the state store
+            if backend is not None:
+                backend.purge_expired()  # expired TTL state leaves the state store
             self._metrics = metric_changes(metrics_before, runner_metrics(runner))
             cacheable = self._save(group, kg, state, row, loader)
         finally:
-            backend.key_loader = None
+            if backend is not None:
+                backend.key_loader = None
         if cacheable:
             _CACHE.put(cache_key, group, self.cache_bytes)
         return results, marks
@@ -1348,12 +1421,12 @@ class _KeyGroups:
         are read when their keys become current (``_Loader``)."""
         head, event_timers, processing_timers, *operator_states = pickle.loads(blob)
         rt = group.runner.runtime
-        assert rt.backend is not None
         if isinstance(head, tuple):
+            assert rt.backend is not None
             _layout, depth, n_keys, signatures = head
             rt.backend.add_entries(kg, signatures, {})  # checks the states' definitions
             group.parts = _Parts(depth, n_keys, dict(signatures), complete=False)
-        else:
+        elif rt.backend is not None:
             rt.backend.restore_key_group(kg, head)
             if self.bucketed:  # a group held in its row (small, or written before buckets)
                 group.parts = _Parts(_INLINE, 0, {}, complete=True)
@@ -1369,8 +1442,7 @@ class _KeyGroups:
         nothing is left. Whether the group may be cached, holding the row's version: only an
         instance holding all of it."""
         rt = group.runner.runtime
-        backend = rt.backend
-        assert backend is not None
+        backend = rt.backend  # None: a broadcast step that is not keyed (no keyed state)
         parts = group.parts
         event_timers = rt.event_timers.snapshot()
         processing_timers = rt.processing_timers.snapshot()
@@ -1378,7 +1450,9 @@ class _KeyGroups:
         held = any(s is not None for s in operator_states)
         buckets_written = False
         head: Any
-        if parts is None:
+        if backend is None:
+            head, empty = _EMPTY_STATE, True
+        elif parts is None:
             head = backend.snapshot_key_group(kg)
             empty = head == _EMPTY_STATE
         else:
@@ -1396,7 +1470,7 @@ class _KeyGroups:
             token = random.getrandbits(62)  # a new version: any bucket written changes it too
             # TTL entries in buckets not read this call: as the row said.
             unread_ttl = parts is not None and not parts.complete and row is not None and row.ttl
-            ttl = backend.holds_ttl_state() or unread_ttl
+            ttl = (backend is not None and backend.holds_ttl_state()) or unread_ttl
             written = _StateRow(
                 blob,
                 token,
@@ -1492,9 +1566,11 @@ class _NextStep:
         edge = feed.end.inputs[feed.inp]
         self.step = feed.end.name
         self.ch = feed.ch
-        self.key_selector = edge.key_selector  # None: a broadcast input
-        self.n_groups = config.max_parallelism
+        self.key_selector = edge.key_selector  # None: a broadcast or spread input
+        self.groups = groups_of(feed.end, config)
         self.encoder = KeyEncoder(edge.key_codec, config.max_parallelism)
+        #: A spread input's routing (``Feed.spread``); each call's round starts at its key group.
+        self.spread = _Spread(feed, config) if feed.spread else None
 
     def frame(
         self, kg: int, results: list[tuple[Any, int | None]], wm: int | None, metrics: bytes | None = None
@@ -1507,8 +1583,11 @@ class _NextStep:
         values = [v for v, _t in results]
         seqs: Sequence[int] = range(kg << 40, (kg << 40) + len(values))
         vs, stamps = _dumps_all(values), [t for _v, t in results]
-        if self.key_selector is None:
-            seqs, vs, stamps, kgs, keys = _to_every_group(self.n_groups, seqs, vs, stamps)
+        if self.spread is not None:
+            self.spread.next = kg % len(self.spread.groups)
+            kgs, keys = self.spread(values), [None] * len(values)
+        elif self.key_selector is None:
+            seqs, vs, stamps, kgs, keys = _to_every_group(self.groups, seqs, vs, stamps)
         else:
             kgs, keys = route_keys(self.step, self.key_selector, self.encoder, values)
         n = len(vs)

@@ -145,14 +145,22 @@ def test_on_spark_each_value_reaches_the_same_instance_as_in_process() -> None:
 
 
 @pytest.mark.spark
-def test_on_a_streaming_source_custom_partitioning_is_refused_naming_the_step(tmp_path: Path) -> None:
+def test_on_a_streaming_source_each_value_reaches_the_same_instance_as_in_process(tmp_path: Path) -> None:
+    """On a streaming DataFrame the partitioned step runs one group per parallel instance
+    (``fs_compat.spark._stream.groups_of``): the partitioner picks the instance, as in-process."""
+    from stream_query import run_to_parquet
+
     from fs_compat.spark import spark_session
 
-    (tmp_path / "1.txt").write_text("a\n", encoding="utf-8")
+    spark = spark_session()
+    schema = "f0 STRING, f1 INT"
+    spark.createDataFrame(ROWS, schema).coalesce(1).write.parquet(str(tmp_path / "in"))
     env = _env("spark")
-    lines = env.from_dataframe(spark_session().readStream.text(str(tmp_path)))
-    ds = lines.partition_custom(lambda key, n: 0, lambda row: row[0]).map(lambda row: row[0]).name("upper")
-    with pytest.raises(
-        NotImplementedError, match=r"step 'upper': a custom-partitioned input \(partition_custom\)"
-    ):
-        ds.to_dataframe()
+    ds = env.from_dataframe(spark.readStream.schema(schema).parquet(str(tmp_path / "in")))
+    partitioned = ds.map(lambda x: x, output_type=Types.ROW([Types.STRING(), Types.INT()]))
+    partitioned = partitioned.set_parallelism(4).partition_custom(ModPartitioner(), Second())
+    out_type = Types.TUPLE([Types.STRING(), Types.INT(), Types.INT(), Types.INT(), Types.INT()])
+    job = partitioned.map(Where(), output_type=out_type).set_parallelism(5)
+    run_to_parquet(job.to_dataframe(), tmp_path / "ck", tmp_path / "out")
+    got = sorted(tuple(r) for r in spark.read.parquet(str(tmp_path / "out")).collect())
+    assert got == _expected()

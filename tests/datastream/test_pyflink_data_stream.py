@@ -919,6 +919,7 @@ class BroadcastSplit(BroadcastProcessFunction):
         yield _NUM, value[0]
 
 
+@pytest.mark.streaming_target
 def test_broadcast_process_function_side_output(any_env: StreamExecutionEnvironment) -> None:
     dummy = MapStateDescriptor("dummy", key_type_info=Types.INT(), value_type_info=Types.STRING())
     items = any_env.from_collection([("m", 1), ("n", 2)], Types.ROW([Types.STRING(), Types.INT()]))

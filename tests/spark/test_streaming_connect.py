@@ -25,7 +25,7 @@ from fs_compat.datastream import (
     StreamExecutionEnvironment,
 )
 from fs_compat.datastream.state import ListStateDescriptor, MapStateDescriptor
-from fs_compat.spark import StreamPlanError, spark_session
+from fs_compat.spark import spark_session
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -268,20 +268,93 @@ def test_broadcast_state_lives_in_the_checkpoint_and_matches_the_batch_target(tm
     )
 
 
-class _Rules(BroadcastProcessFunction):
+class Limited(BroadcastProcessFunction):
+    """Input 1: a keyed step's counts, not keyed any more; input 2: limits per key, broadcast.
+    Each count comes out with its key's limit (-1: none yet), and each limit once per parallel
+    instance (each instance gets every broadcast record, as in Flink)."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.index = runtime_context.get_index_of_this_subtask()
+
     def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
-        yield value
+        limit = ctx.get_broadcast_state(LIMITS).get(value[0])
+        yield (value[0], value[1], -1 if limit is None else limit, f"counted@{self.index}")
 
     def process_broadcast_element(self, value: Any, ctx: Any) -> Iterable[Any]:
-        return ()
+        ctx.get_broadcast_state(LIMITS).put(value.key, value.n)
+        yield (value.key, 0, value.n, f"limit@{self.index}")
 
 
-def test_broadcast_state_on_a_stream_that_is_not_keyed_is_refused_on_a_streaming_dataframe(
+def test_broadcast_state_on_a_stream_that_is_not_keyed_lives_in_the_checkpoint(tmp_path: Path) -> None:
+    """A ``BroadcastProcessFunction`` after a keyed step: one group per parallel instance, each
+    with its broadcast state in the checkpoint. The limit comes in the first run only; after
+    the restart both instances still have it."""
+    spark = spark_session()
+    events = [[("b", 1, 1000)], [("b", 1, 1500)], [("a", 1, 2000)], [("a", 1, 2500), ("c", 1, 2600)]]
+    limits = [[("a", 5, 100)]]  # with the first micro-batch, whose events are b's (no limit)
+    checkpoint, sink = tmp_path / "ck", tmp_path / "out"
+    _write(spark, tmp_path / "limits", "0", limits[0])
+    for run in (range(2), range(2, 4)):
+        for i in run:
+            _write(spark, tmp_path / "events", str(i), events[i])
+        env = _env().set_parallelism(2)
+        counts = (
+            _timed(env, _stream(spark, tmp_path / "events"))
+            .key_by(lambda r: r.key)
+            .process(CountPerKey(), output_type=COUNTED)
+        )
+        limited = counts.connect(_timed(env, _stream(spark, tmp_path / "limits")).broadcast(LIMITS))
+        run_to_parquet(limited.process(Limited(), output_type=OUT).to_dataframe(), checkpoint, sink)
+    got = [tuple(r) for r in spark.read.parquet(str(sink)).collect()]
+    assert Counter((k, n, lim, kind.split("@")[0]) for k, n, lim, kind in got) == Counter(
+        {
+            ("a", 0, 5, "limit"): 2,  # once per instance
+            ("b", 1, -1, "counted"): 1,
+            ("b", 2, -1, "counted"): 1,
+            ("a", 1, 5, "counted"): 1,  # after the restart: the limit is in the checkpoint
+            ("a", 2, 5, "counted"): 1,
+            ("c", 1, -1, "counted"): 1,
+        }
+    )
+    assert sorted(kind for _k, _n, _lim, kind in got if kind.startswith("limit")) == ["limit@0", "limit@1"]
+
+
+def test_a_custom_partitioner_picks_the_broadcast_steps_instance_on_a_streaming_dataframe(
     tmp_path: Path,
 ) -> None:
     spark = spark_session()
-    _write(spark, tmp_path / "in", "0", EVENTS_A[0])
-    ds = _env().from_dataframe(_stream(spark, tmp_path / "in"))
-    rules = ds.broadcast(MapStateDescriptor("rules", Types.STRING(), Types.LONG()))
-    with pytest.raises(StreamPlanError, match="on a stream that is not keyed"):
-        ds.connect(rules).process(_Rules(), output_type=None).to_dataframe()
+    _write(spark, tmp_path / "events", "0", [("a", 1, 1000), ("b", 2, 1100), ("c", 3, 1200), ("d", 4, 1300)])
+    _write(spark, tmp_path / "limits", "0", [("a", 7, 100)])
+    env = _env().set_parallelism(2)
+    events = env.from_dataframe(_stream(spark, tmp_path / "events")).map(
+        lambda r: (r.key, r.n), output_type=Types.TUPLE([Types.STRING(), Types.LONG()])
+    )
+    spread = events.partition_custom(lambda n, p: n % p, lambda e: e[1])  # odd n: instance 1
+    limits = env.from_dataframe(_stream(spark, tmp_path / "limits")).broadcast(LIMITS)
+    job = spread.connect(limits).process(Limited(), output_type=OUT)
+    run_to_parquet(job.to_dataframe(), tmp_path / "ck", tmp_path / "out")
+    got = sorted(tuple(r) for r in spark.read.parquet(str(tmp_path / "out")).collect())
+    # Within a micro-batch an instance takes its input 1's records before input 2's: no limit yet.
+    assert got == [
+        ("a", 0, 7, "limit@0"),
+        ("a", 0, 7, "limit@1"),
+        ("a", 1, -1, "counted@1"),
+        ("b", 2, -1, "counted@0"),
+        ("c", 3, -1, "counted@1"),
+        ("d", 4, -1, "counted@0"),
+    ]
+
+
+def test_a_failing_custom_partitioner_names_the_broadcast_step_on_a_streaming_dataframe(
+    tmp_path: Path,
+) -> None:
+    spark = spark_session()
+    _write(spark, tmp_path / "events", "0", [("a", 1, 1000)])
+    _write(spark, tmp_path / "limits", "0", [("a", 7, 100)])
+    env = _env().set_parallelism(2)
+    events = env.from_dataframe(_stream(spark, tmp_path / "events"))
+    spread = events.partition_custom(lambda key, p: 5, lambda r: r.key)
+    limits = env.from_dataframe(_stream(spark, tmp_path / "limits")).broadcast(LIMITS)
+    job = spread.connect(limits).process(Limited(), output_type=OUT)
+    with pytest.raises(Exception, match=r"the custom partitioner returned 5 for record .*\[0, 2\)"):
+        run_to_parquet(job.to_dataframe(), tmp_path / "ck", tmp_path / "out")
