@@ -17,14 +17,18 @@ from ._plan import Node, SinkNode
 from ._timers import MIN_TIMESTAMP
 
 #: An output: ``(tag, value, ts, wm)``; a record has ``wm is None``, a watermark has ``value``
-#: unset (``None``) and ``wm`` set. ``tag`` is None for the main output.
-Output = tuple[str | None, Any, int | None, int | None]
+#: unset (``None``) and ``wm`` set. ``tag`` is None for the main output; with
+#: ``SubtaskRunner``'s ``branches``, the branch's index.
+Output = tuple[str | int | None, Any, int | None, int | None]
+#: A chained step: the step, its input the records enter, and the previous step's output it
+#: reads (None: the main output; see ``SubtaskRunner``).
+Link = Node | tuple[Node, int] | tuple[Node, int, str | None]
 
 
 class _Collector:
     """Stands where the step's downstream tasks would: records what reaches one output tag."""
 
-    def __init__(self, tag: str | None, out: list[Output]) -> None:
+    def __init__(self, tag: str | int | None, out: list[Output]) -> None:
         self.tag = tag
         self.out = out
 
@@ -50,6 +54,15 @@ class _Values(_Collector):
         pass
 
 
+def _link(link: Link) -> tuple[Node, int, str | None]:
+    """A chained step as ``(step, input, tag read)`` (see ``SubtaskRunner``)."""
+    if not isinstance(link, tuple):
+        return link, 0, None
+    if len(link) == 2:
+        return link[0], link[1], None
+    return link
+
+
 class SubtaskRunner:
     """Runs subtask ``index`` of ``node`` over events fed in order.
 
@@ -57,9 +70,15 @@ class SubtaskRunner:
     tags somebody consumes (the main output is always collected). ``chain`` are single-input
     steps that follow ``node`` in the same pass, each consuming the previous one's main output
     (``tags`` then apply to the last of them); a chained step given as ``(step, i)`` takes the
-    previous one's main output as its input ``i``. Call ``record`` / ``watermark`` per event,
+    previous one's main output as its input ``i``, and as ``(step, i, tag)`` the previous one's
+    side output ``tag`` (None: the main output). Call ``record`` / ``watermark`` per event,
     ``finish`` at the end of input; ``drain`` takes the outputs so far. With ``values``, the
     main output's record values go to that list instead (no timestamps, no watermarks).
+
+    With ``branches`` instead of ``chain`` and ``tags``: several chains that each read an output
+    of ``node`` (their first link says which), ``(links, tag)`` each; what comes out of a branch
+    is its last step's output ``tag`` (of ``node`` itself for a branch without links), labelled
+    with the branch's index in place of a tag.
     """
 
     def __init__(
@@ -69,31 +88,42 @@ class SubtaskRunner:
         config: LocalConfig,
         channels: Sequence[int],
         tags: Sequence[str] = (),
-        chain: Sequence[Node | tuple[Node, int]] = (),
+        chain: Sequence[Link] = (),
         values: list[Any] | None = None,
+        branches: Sequence[tuple[Sequence[Link], str | None]] = (),
     ) -> None:
         self.config = config
         self._out: list[Output] = []
         self._task = _Task(node, self)
         #: ``record`` without the extra call, for engines' per-record loops.
         self.push: Callable[[int, Any, int | None], None] = self._task.push
-        last = self._task
-        self._chain = [last]
-        for link in chain:
-            follower, input_index = link if isinstance(link, tuple) else (link, 0)
-            task = _Task(follower, self)
-            last.down.append((None, task, input_index))
-            self._chain.append(task)
-            last = task
-        main = _Collector(None, self._out) if values is None else _Values(values)
-        last.down.append((None, main, 0))  # type: ignore[arg-type]
-        for tag in tags:
-            last.down.append((tag, _Collector(tag, self._out), 0))  # type: ignore[arg-type]
+        self._chain = [self._task]
+        for b, (links, tag) in enumerate(branches):
+            last = self._follow(links)
+            last.down.append((tag, _Collector(b, self._out), 0))  # type: ignore[arg-type]
+        if not branches:
+            last = self._follow(chain)
+            main = _Collector(None, self._out) if values is None else _Values(values)
+            last.down.append((None, main, 0))  # type: ignore[arg-type]
+            for tag in tags:
+                last.down.append((tag, _Collector(tag, self._out), 0))  # type: ignore[arg-type]
         self._channel_wm = [[MIN_TIMESTAMP] * max(1, n) for n in channels]
         self._input_wm = [MIN_TIMESTAMP] * len(channels)
         self._task.start([index])
         for task in self._chain[1:]:
             task.start([index])
+
+    def _follow(self, links: Sequence[Link]) -> _Task:
+        """Chain a task per link after the first step's; the last task (the first step's for
+        no link)."""
+        last = self._task
+        for link in links:
+            follower, input_index, read = _link(link)
+            task = _Task(follower, self)
+            last.down.append((read, task, input_index))
+            self._chain.append(task)
+            last = task
+        return last
 
     @property
     def runtime(self) -> Any:
@@ -152,6 +182,10 @@ class SubtaskRunner:
     def pending(self) -> int:
         """How many outputs ``drain`` would take now."""
         return len(self._out)
+
+    def discard(self, mark: int) -> None:
+        """Drop the outputs made since ``pending()`` gave ``mark``."""
+        del self._out[mark:]
 
     def drain(self) -> list[Output]:
         out, self._out[:] = list(self._out), []

@@ -240,8 +240,8 @@ def operator_order(shape: StreamShape) -> list[OperatorNode]:
     def visit(step: OperatorNode | None) -> None:
         for feed in shape.into(step):
             upstream = feed.start
-            if feed.source is None and isinstance(upstream, OperatorNode):
-                order.append(upstream)
+            if feed.source is None and isinstance(upstream, OperatorNode) and upstream not in order:
+                order.append(upstream)  # once: its feeds into ``step`` share its operator
                 visit(upstream)
 
     visit(None)

@@ -23,7 +23,7 @@ from ._routing import batch_keys, check_routed_key, key_values
 from ._worker import worker_pass
 
 #: What ``SubtaskRunner.drain`` gives: ``(tag, value, timestamp, watermark)``.
-_Output = tuple[str | None, Any, int | None, int | None]
+_Output = tuple[str | int | None, Any, int | None, int | None]  # ``SubtaskRunner``'s ``Output``
 
 _pickle_dumps = pickle.dumps
 

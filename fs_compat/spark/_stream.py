@@ -4,15 +4,20 @@ checkpointed state store.
 Supported shape: one or more streaming DataFrame sources; non-keyed steps (``map``, ``union``,
 non-keyed co-functions, timestamps before the first keyed step); any number of keyed steps, each
 with one or more inputs (``connect`` of keyed streams, a ``union`` before ``key_by``), each keyed
-step's main output read by one step (or the output); broadcast state on keyed streams and on
-streams that are not keyed, custom partitioning (``partition_custom``). Not yet: side outputs read
-by a later step (a side output can be the job's output).
+step's outputs (main and side, ``Feed.tag``; any step's on the way, ``Feed.reads``) read by one
+step or the output, or by several paths that all reach the same keyed step or all the output
+(``K.union(K.get_side_output(t).map(f))``: ``_KeyGroups``' branches); broadcast state on keyed
+streams and on streams that are not keyed, custom partitioning (``partition_custom``). Not yet: a
+keyed step whose outputs reach two different keyed steps (a diamond of keyed steps).
 
 A step that is not keyed but reads a broadcast stream (``BroadcastProcessFunction``) or a
 custom-partitioned one is run like a keyed step (``_grouped``), in one key group per parallel
 instance (``groups_of``): the broadcast records reach each of those groups, the others go
 round-robin to them (or where the partitioner says, ``_Spread``), and each instance's broadcast
-state is the operator state in its group's state row.
+state is the operator state in its group's state row. A keyed step's broadcast records reach
+every key group (each keeps its broadcast state); what ``process_broadcast_element`` emits is
+kept from the first key group of each parallel instance only (``_KeyGroups.speaking``), as Flink
+calls it once per instance.
 
 The job is cut into *feeds* (``Feed``): paths of records from a source or a keyed step's output,
 through non-keyed steps, to one input of a keyed step (or the output). Each feed into a keyed
@@ -176,10 +181,11 @@ class StreamPlanError(ValueError):
 @attrs.frozen
 class Feed:
     """One path of records in a streaming job: from ``start`` (a streaming source, or a keyed
-    step's main output) through the non-keyed ``steps`` (each with the input of it that the
-    records enter) to input ``inp`` of the keyed step ``end``, as channel ``ch`` of that step
-    (``local``: the channel's number among those of input ``inp``), or, ``end`` None, to the
-    job's output."""
+    step's output ``tag``: None for the main output, else a side output) through the non-keyed
+    ``steps`` (each with the input of it that the records enter, and in ``reads`` the output of
+    it that the next one reads) to input ``inp`` of the keyed step ``end``, as channel ``ch`` of
+    that step (``local``: the channel's number among those of input ``inp``), or, ``end`` None,
+    to the job's output."""
 
     start: Node
     steps: tuple[tuple[Node, int], ...] = ()
@@ -187,6 +193,25 @@ class Feed:
     inp: int = 0
     ch: int = 0
     local: int = 0
+    tag: str | None = None
+    reads: tuple[str | None, ...] = attrs.field()
+
+    @reads.default
+    def _main_outputs(self) -> tuple[str | None, ...]:
+        return (None,) * len(self.steps)
+
+    @property
+    def links(self) -> tuple[tuple[Node, int, str | None], ...]:
+        """``steps`` as ``SubtaskRunner``'s chain links: each with the output of the one before
+        it (of ``start`` for the first) that it reads."""
+        read = (self.tag, *self.reads)
+        return tuple((n, i, read[k]) for k, (n, i) in enumerate(self.steps))
+
+    @property
+    def out_tag(self) -> str | None:
+        """The output of the path's last step (of ``start`` when it has none) that goes on to
+        ``end`` or the job's output."""
+        return self.reads[-1] if self.steps else self.tag
 
     @property
     def source(self) -> ExternalSourceNode | None:
@@ -218,33 +243,47 @@ class StreamShape:
         """The feeds that end at ``step`` (None: the job's output), in channel order."""
         return [f for f in self.feeds if f.end is step]
 
-    def out_of(self, step: OperatorNode) -> Feed:
-        """The feed that takes keyed ``step``'s main output on."""
-        return next(f for f in self.feeds if f.start is step)
+    def out_of(self, step: OperatorNode) -> list[Feed]:
+        """The feeds that take keyed ``step``'s outputs on (one, or several that all end at the
+        same step, or at the job's output)."""
+        return [f for f in self.feeds if f.start is step]
 
 
-def stream_shape(node: Node) -> StreamShape:
-    """The feeds of the job whose output is ``node``'s; refuses what a streaming
+def stream_shape(node: Node, tag: str | None = None) -> StreamShape:
+    """The feeds of the job whose output is ``node``'s output ``tag``; refuses what a streaming
     DataFrame cannot run (see the module docstring)."""
     feeds: list[Feed] = []
     order: list[OperatorNode] = []  # keyed steps, each after every keyed step it reads
     seen: set[int] = set()
 
-    def walk(upstream: Node, steps: list[tuple[Node, int]], end: OperatorNode | None, inp: int) -> None:
+    def walk(
+        upstream: Node,
+        steps: list[tuple[Node, int]],
+        reads: list[str | None],
+        end: OperatorNode | None,
+        inp: int,
+        tag: str | None,
+    ) -> None:
+        """Walk up from ``upstream``, whose output ``tag`` the path ``steps`` (``reads``: what
+        each of them passes on) leads on to ``end``."""
         if isinstance(upstream, SinkNode):
             raise StreamPlanError(f"step '{upstream.name}' is a sink; it has no output to read")
         if _grouped(upstream):
             if upstream.id in seen:
-                raise StreamPlanError(
-                    f"the output of {_kind(upstream)} '{upstream.name}' goes to more than one step; on a "
-                    "streaming DataFrame such a step's output feeds one step (or the output)"
-                )
+                if any(f.start is upstream and f.end is not end for f in feeds):
+                    raise StreamPlanError(
+                        f"the outputs of {_kind(upstream)} '{upstream.name}' go to more than one step; "
+                        "on a streaming DataFrame such a step's outputs (main and side) feed one "
+                        "step, or the output (a union of them may)"
+                    )
+                feeds.append(Feed(upstream, tuple(steps), end, inp, tag=tag, reads=tuple(reads)))
+                return
             if any(isinstance(n, TimestampNode) for n, _i in steps):
                 raise StreamPlanError(
                     "assign timestamps before the first keyed (or broadcast) step on a streaming DataFrame"
                 )
             seen.add(upstream.id)
-            feeds.append(Feed(upstream, tuple(steps), end, inp))
+            feeds.append(Feed(upstream, tuple(steps), end, inp, tag=tag, reads=tuple(reads)))
             keyed_inputs(upstream)
             order.append(upstream)
             return
@@ -254,25 +293,16 @@ def stream_shape(node: Node) -> StreamShape:
                     f"source '{upstream.name}' is bounded; on a streaming DataFrame every source "
                     "of the job must be a streaming DataFrame"
                 )
-            feeds.append(Feed(upstream, tuple(steps), end, inp))
+            feeds.append(Feed(upstream, tuple(steps), end, inp, reads=tuple(reads)))
             return
         for j, edge in enumerate(upstream.inputs):  # a broadcast edge's step is ``_grouped``
-            check_edge(upstream, edge.side_tag)
-            walk(edge.source, [(upstream, j), *steps], end, inp)
-
-    def check_edge(step: Node, side_tag: str | None) -> None:
-        if side_tag is not None:
-            raise StreamPlanError(
-                f"step '{step.name}' reads side output '{side_tag}'; on a streaming DataFrame, a "
-                "side output can only be the job's output (ds.get_side_output(tag).to_dataframe())"
-            )
+            walk(edge.source, [(upstream, j), *steps], [tag, *reads], end, inp, edge.side_tag)
 
     def keyed_inputs(step: OperatorNode) -> None:
-        for i, edge in enumerate(step.inputs):
-            check_edge(step, edge.side_tag)  # a broadcast input reaches every group of the step
-            walk(edge.source, [], step, i)
+        for i, edge in enumerate(step.inputs):  # a broadcast input reaches every group of the step
+            walk(edge.source, [], [], step, i, edge.side_tag)
 
-    walk(node, [], None, 0)  # the output's ``tag`` is that of its last step
+    walk(node, [], [], None, 0, tag)
     numbered: list[Feed] = []
     for feed in feeds:
         same_end = [f for f in numbered if f.end is feed.end]
@@ -311,10 +341,13 @@ def groups_of(step: OperatorNode, config: LocalConfig) -> list[int]:
     >>> groups_of(OperatorNode("s", parallelism=3), LocalConfig(max_parallelism=128))
     [0, 43, 86]
     """
-    n = config.max_parallelism
     if step.keyed:
-        return list(range(n))
-    p = step.parallelism or config.parallelism
+        return list(range(config.max_parallelism))
+    return _first_groups(step.parallelism or config.parallelism, config.max_parallelism)
+
+
+def _first_groups(p: int, n: int) -> list[int]:
+    """The first key group of each of ``p`` parallel instances' ranges of ``n``."""
     return [-(-i * n // p) for i in range(p)]
 
 
@@ -368,7 +401,7 @@ def stream_dataframe(
     del spark  # the source DataFrames know their session
     ship_user_code()
     check_shippable(upstream_of([node]))
-    shape = stream_shape(node)
+    shape = stream_shape(node, tag)
     out = OutputColumns(output_type)
     sources = [f.source for f in shape.feeds if f.source is not None]
     session = sources[0].handle.sparkSession
@@ -377,7 +410,11 @@ def stream_dataframe(
     # first keyed step; point i: out of keyed step i), and the first keyed step's channels'
     # watermarks (its markers carry them).
     first = shape.into(shape.keyed[0] if shape.keyed else None)
-    stepped = [n for keyed in shape.keyed for n in (keyed, *(s for s, _i in shape.out_of(keyed).steps))]
+    stepped = [
+        n
+        for keyed in shape.keyed
+        for n in (keyed, *dict.fromkeys(s for f in shape.out_of(keyed) for s, _i in f.steps))
+    ]
     timed = any(_watermark_delay(f) is not None for f in first if f.source is not None)
     observe = watch(
         sources[0].handle,
@@ -393,26 +430,25 @@ def stream_dataframe(
     cache_bytes = int(session.conf.get(WORKER_CACHE_CONF, str(DEFAULT_WORKER_CACHE_BYTES)))
     for i, keyed in enumerate(shape.keyed):
         inputs = []
+        from_steps: dict[int, list[int]] = {}  # upstream keyed step -> its channels into this one
         for feed in shape.into(keyed):
             if feed.source is not None:
                 inputs.append(feed.source.handle.mapInArrow(_pre(feed, config), pre_schema))
             else:
-                upstream = frames[feed.start.id]
-                markers = _markers(groups_of(keyed, config), feed.ch)
-                inputs.append(upstream.mapInArrow(markers, pre_schema))
+                from_steps.setdefault(feed.start.id, []).append(feed.ch)
+        for start, chs in from_steps.items():  # one pass over each upstream's frame: read once
+            inputs.append(frames[start].mapInArrow(_markers(groups_of(keyed, config), chs), pre_schema))
         onward = shape.out_of(keyed)
-        last = onward.end is None
+        last = onward[0].end is None
         fn = _KeyGroups(
             keyed,
-            onward.steps,
-            tag if last else None,
+            onward,
             config,
             out,
             clock,
             [(f.inp, f.local) for f in shape.into(keyed)],
             [_source_names(f) for f in shape.into(keyed)],
             cache_bytes,
-            next_step=None if last else onward,
         )
         schema = pre_schema
         if last:  # plus the column the calls' metrics travel in (``_progress``; dropped after it)
@@ -430,14 +466,29 @@ def stream_dataframe(
     outputs = [
         frames[f.start.id]
         if f.source is None
-        else f.source.handle.mapInArrow(_stateless(f, tag, config, out), out.schema)
-        for f in shape.into(None)
+        else f.source.handle.mapInArrow(_stateless(f, config, out), out.schema)
+        for f in _once_per_step(shape.into(None))
     ]
     from ._read_state import remember_job  # that module reads this one's plans
 
     if not shape.keyed:
         return remember_job(observe(_union(outputs), 0, "rows"), node, config)
     return remember_job(_union(outputs), node, config)
+
+
+def _once_per_step(feeds: Sequence[Feed]) -> list[Feed]:
+    """``feeds`` without the second and later ones from the same keyed step: its frame holds
+    the rows of all of them (``_KeyGroups``' branches), and read twice, it would be planned
+    twice."""
+    seen: set[int] = set()
+    kept = []
+    for f in feeds:
+        if f.source is None:
+            if f.start.id in seen:
+                continue
+            seen.add(f.start.id)
+        kept.append(f)
+    return kept
 
 
 def _union(frames: Sequence[Any]) -> Any:
@@ -487,11 +538,11 @@ def _batch_time_ms() -> Any:
     return F.unix_millis(F.current_timestamp())
 
 
-def _markers(groups: Sequence[int], ch: int) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def _markers(groups: Sequence[int], chs: Sequence[int]) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """Between two keyed steps: the rows of the first step's key groups go on, but their
     markers (``kg`` -1, one per call, ``ts`` the step's watermark) become one marker per group
-    of the next step (``groups``) for its channel ``ch``, with the largest of those watermarks
-    (see ``_pre``)."""
+    of the next step (``groups``) for each of its channels ``chs`` that the first step feeds,
+    with the largest of those watermarks (see ``_pre``)."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -507,7 +558,8 @@ def _markers(groups: Sequence[int], ch: int) -> Callable[[Iterator[Any]], Iterat
             kept = batch.filter(pc.invert(marker))
             if kept.num_rows:
                 yield kept.select([f.name for f in schema])
-        yield pa.RecordBatch.from_pydict(_marker_columns(groups, top, ch), schema=schema)
+        for ch in chs:
+            yield pa.RecordBatch.from_pydict(_marker_columns(groups, top, ch), schema=schema)
 
     return worker_pass(run)
 
@@ -574,29 +626,36 @@ def _cut_end(batch: Any) -> tuple[Any, int | None]:
     return batch.select([n for n in names if n != END_COLUMN]), None if top is None else int(top)
 
 
+_Link = tuple[Node, int, str | None]
+
+
 class _Chain:
-    """Non-keyed steps run in one pass (``Feed.steps``), records entering the first one at its
-    input ``entry``. ``max_ts`` is the largest timestamp the last ``TimestampNode`` among them
-    assigned (None: none yet, or no such step): a watermark follows the records that step saw,
-    not those that a filter after it lets through (as in Flink, where it passes filters)."""
+    """Non-keyed steps run in one pass (``Feed.links``), records entering the first one at its
+    input ``entry``; what comes out is the last one's output ``tag`` (None: the main output).
+    ``max_ts`` is the largest timestamp the last ``TimestampNode`` among them assigned (None:
+    none yet, or no such step): a watermark follows the records that step saw, not those that a
+    filter after it lets through (as in Flink, where it passes filters)."""
 
     def __init__(
-        self, steps: Sequence[tuple[Node, int]], index: int, config: LocalConfig, tags: Sequence[str] = ()
+        self, links: Sequence[_Link], index: int, config: LocalConfig, tag: str | None = None
     ) -> None:
-        stamps = [i for i, (n, _j) in enumerate(steps) if isinstance(n, TimestampNode)]
-        cut = stamps[-1] + 1 if stamps and stamps[-1] + 1 < len(steps) else len(steps)
+        stamps = [i for i, (n, _j, _r) in enumerate(links) if isinstance(n, TimestampNode)]
+        cut = stamps[-1] + 1 if stamps and stamps[-1] + 1 < len(links) else len(links)
         self.stamped = bool(stamps)
         self.max_ts: int | None = None
-        self.head = self._runner(steps[:cut], index, config, tags if cut == len(steps) else ())
-        self.tail = self._runner(steps[cut:], index, config, tags) if cut < len(steps) else None
+        self.tag = tag
+        #: What the head's last step passes on: to the tail's first step, or out.
+        self.head_tag = links[cut][2] if cut < len(links) else tag
+        self.head = self._runner(links[:cut], index, config, self.head_tag)
+        self.tail = self._runner(links[cut:], index, config, tag) if cut < len(links) else None
 
     @staticmethod
     def _runner(
-        steps: Sequence[tuple[Node, int]], index: int, config: LocalConfig, tags: Sequence[str]
+        links: Sequence[_Link], index: int, config: LocalConfig, tag: str | None
     ) -> tuple[SubtaskRunner, int]:
-        head, entry = steps[0]
+        head, entry, _read = links[0]
         channels = [1] * max(1, len(head.inputs))
-        return SubtaskRunner(head, index, config, channels, tags, chain=steps[1:]), entry
+        return SubtaskRunner(head, index, config, channels, [tag] if tag else (), chain=links[1:]), entry
 
     @staticmethod
     def _run(
@@ -606,30 +665,27 @@ class _Chain:
         runner.record(entry, value, ts)
         return [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == tag]
 
-    def records(self, value: Any, ts: int | None, tag: str | None = None) -> list[tuple[Any, int | None]]:
+    def records(self, value: Any, ts: int | None) -> list[tuple[Any, int | None]]:
         """What ``value`` becomes after the steps."""
-        outs = self._run(self.head, value, ts, None if self.tail is not None else tag)
+        outs = self._run(self.head, value, ts, self.head_tag)
         if self.stamped:
             top = max((t for _v, t in outs if t is not None), default=None)
             if top is not None and (self.max_ts is None or top > self.max_ts):
                 self.max_ts = top
         if self.tail is None:
             return outs
-        tail = self.tail
+        tail, tag = self.tail, self.tag
         return [out for v, t in outs for out in self._run(tail, v, t, tag)]
 
 
-def _chain(
-    steps: Sequence[tuple[Node, int]], index: int, config: LocalConfig, tags: Sequence[str] = ()
-) -> _Chain | None:
-    return _Chain(steps, index, config, tags) if steps else None
+def _chain(feed: Feed, index: int, config: LocalConfig) -> _Chain | None:
+    """The chain of ``feed``'s steps (None: it has none)."""
+    return _Chain(feed.links, index, config, feed.out_tag) if feed.steps else None
 
 
-def _records(
-    chain: _Chain | None, value: Any, ts: int | None, tag: str | None = None
-) -> list[tuple[Any, int | None]]:
+def _records(chain: _Chain | None, value: Any, ts: int | None) -> list[tuple[Any, int | None]]:
     """What ``value`` becomes after the steps of ``chain`` (itself when there are none)."""
-    return [(value, ts)] if chain is None else chain.records(value, ts, tag)
+    return [(value, ts)] if chain is None else chain.records(value, ts)
 
 
 def _partition_id() -> int:
@@ -640,26 +696,23 @@ def _partition_id() -> int:
 
 
 def _stateless(
-    feed: Feed, tag: str | None, config: LocalConfig, out: OutputColumns
+    feed: Feed, config: LocalConfig, out: OutputColumns
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The pass of a ``feed`` from a source to the job's output: no keyed step on the way."""
     assert feed.source is not None
     reader = _reader(feed.source)
-    steps = feed.steps
     arrow_schema = out.arrow_schema()
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        chain = _chain(steps, _partition_id(), config, [tag] if tag else ())
+        chain = _chain(feed, _partition_id(), config)
         for batch in batches:
             batch, _ended = _cut_end(batch)
             tuples, stamps = reader.tuples(batch)
             values = [reader.row(t) for t in tuples]
             results = [
-                v
-                for value, ts in zip(values, stamps, strict=True)
-                for v, _ in _records(chain, value, ts, tag)
+                v for value, ts in zip(values, stamps, strict=True) for v, _ in _records(chain, value, ts)
             ]
             yield pa.RecordBatch.from_pydict(out.columns(results), schema=arrow_schema)
 
@@ -693,7 +746,7 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
         import pyarrow as pa
 
         pid = _partition_id()
-        chain = _chain(steps, pid, config)
+        chain = _chain(feed, pid, config)
         spread = _Spread(feed, config, pid) if feed.spread else None
         field = key_field
         seq = pid << 32
@@ -1198,19 +1251,18 @@ class _KeyGroups:
     def __init__(
         self,
         keyed: OperatorNode,
-        after: Sequence[tuple[Node, int]],
-        tag: str | None,
+        onward: Sequence[Feed],
         config: LocalConfig,
         out: OutputColumns,
         clock: Callable[[], int] | None,
         channels: Sequence[tuple[int, int]] = ((0, 0),),
         row_names: Sequence[list[str] | None] = (None,),
         cache_bytes: int = DEFAULT_WORKER_CACHE_BYTES,
-        next_step: Feed | None = None,
     ) -> None:
         self.keyed = keyed
-        self.after = tuple(after)
-        self.tag = tag
+        #: Where the step's outputs go (``onward``: the feeds out of it, all to one step or all
+        #: to the output; none: its main output to the output), as ``SubtaskRunner``'s branches.
+        self.branches = tuple((f.links, f.out_tag) for f in onward) or (((), None),)
         self.config = config
         self.out = out
         self.clock = clock
@@ -1220,13 +1272,24 @@ class _KeyGroups:
         #: This plan, in workers' caches: every task unpickles its own copy of this object.
         self.plan_id = uuid.uuid4().hex
         keyed_op = _operator(keyed)  # one instance per node on the driver, dropped after
-        chained = (_operator(n) for n, _i in self.after)
+        chained = (_operator(n) for links, _tag in self.branches for n, _i, _r in links)
         self.skip_idle, self.watermark_hooks = _idle_hooks(itertools.chain((keyed_op,), chained))
         #: Whether the step's keyed state is kept in buckets (``_Parts``): its operator touches
         #: keyed state only through the current key (``Operator.keyed_state_by_current_key``).
         self.bucketed = keyed.keyed and keyed_op is not None and keyed_op.keyed_state_by_current_key
-        #: The keyed step the main output goes to (None: the output is the job's, as columns).
-        self.next: _NextStep | None = None if next_step is None else _NextStep(next_step, config)
+        #: A keyed step's broadcast inputs, and the key groups that keep what the step outputs
+        #: for their records: one per parallel instance (``groups_of``). Every key group gets each
+        #: broadcast record and keeps its broadcast state, but Flink calls
+        #: ``process_broadcast_element`` once per parallel instance, so the others' outputs of it
+        #: are dropped.
+        self.muted = {i for i, e in enumerate(keyed.inputs) if e.broadcast} if keyed.keyed else set()
+        p = keyed.parallelism or config.parallelism
+        self.speaking = set(_first_groups(p, config.max_parallelism)) if self.muted else set()
+        #: The keyed step the outputs go to, per branch (None: the output is the job's, as columns).
+        last = not onward or onward[0].end is None
+        self.next: tuple[_NextStep, ...] | None = (
+            None if last else tuple(_NextStep(f, config) for f in onward)
+        )
         #: The output's extra column for the call's metrics (the job's output only; ``_progress``).
         self.metrics_column: str | None = None
         self._metrics: bytes | None = None  # what the current call added to its steps' metrics
@@ -1240,9 +1303,7 @@ class _KeyGroups:
         per_input = [0] * max(1, len(self.keyed.inputs))
         for inp, _local in self.channels:
             per_input[inp] += 1
-        runner = SubtaskRunner(
-            self.keyed, index, config, per_input, [self.tag] if self.tag else (), chain=self.after
-        )
+        runner = SubtaskRunner(self.keyed, index, config, per_input, branches=self.branches)
         return _Group(runner, now, len(self.channels))
 
     @worker_pass
@@ -1260,11 +1321,13 @@ class _KeyGroups:
         results, marks = self._run(kg, records, state)
         metrics = self._metrics
         if self.next is not None:
-            yield self.next.frame(kg, results, _combined(marks), metrics)
+            wm = _combined(marks)
+            for b, step in enumerate(self.next):  # the metrics once, with the first branch's
+                yield step.frame(kg, [(v, t) for g, v, t in results if g == b], wm, None if b else metrics)
         elif results or metrics is not None:
             import pandas as pd
 
-            cols = self.out.columns([v for v, _t in results])
+            cols = self.out.columns([v for _b, v, _t in results])
             frame = {name: pd.Series(cols[name], dtype=object) for name in self.out.names}
             if self.metrics_column is not None:
                 if metrics is not None:  # one more row: no values, the metrics
@@ -1284,9 +1347,9 @@ class _KeyGroups:
 
     def _run(
         self, kg: int, records: _Records, state: Any
-    ) -> tuple[list[tuple[Any, int | None]], tuple[int | None, ...]]:
-        """Run key group ``kg`` over ``records``; its outputs (values and timestamps) and each
-        channel's watermark after the call."""
+    ) -> tuple[list[tuple[Any, Any, int | None]], tuple[int | None, ...]]:
+        """Run key group ``kg`` over ``records``; its outputs (branch, value and timestamp) and
+        each channel's watermark after the call."""
         row = _StateRow.read(state.get) if state.exists else None
         marks = self._marks(row, records.wms)
         data = records.n > 0
@@ -1330,12 +1393,16 @@ class _KeyGroups:
                         values = [loads(v) for v in values]
                     else:
                         values = make_rows(names, map(loads, values))
-                    runner.records(self.channels[ch][0], values, stamps, keys)
+                    inp = self.channels[ch][0]
+                    mark = runner.pending()
+                    runner.records(inp, values, stamps, keys)
+                    if inp in self.muted and kg not in self.speaking:
+                        runner.discard(mark)
             self._advance(group, marks)
             if self._ends(row, marks):
                 self._end(group, loader)
             runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
-            results = [(v, t) for g, v, t, wm in runner.drain() if wm is None and g == self.tag]
+            results = [(g, v, t) for g, v, t, wm in runner.drain() if wm is None]
             if backend is not None:
                 backend.purge_expired()  # expired TTL state leaves the state store
             self._metrics = metric_changes(metrics_before, runner_metrics(runner))

@@ -1001,6 +1001,7 @@ class KeyedBroadcastSplit(KeyedBroadcastProcessFunction):
         yield _NUM, value[0]
 
 
+@pytest.mark.streaming_target
 def test_keyed_broadcast_process_function_side_output(any_env: StreamExecutionEnvironment) -> None:
     dummy = MapStateDescriptor("dummy", key_type_info=Types.INT(), value_type_info=Types.STRING())
     items = any_env.from_collection([("a", 1), ("b", 2), ("a", 3)], Types.ROW([Types.STRING(), Types.INT()]))

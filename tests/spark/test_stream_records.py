@@ -100,7 +100,7 @@ def _passes(df: Any, selector: Any) -> tuple[list[pa.RecordBatch], _KeyGroups]:
     batches = df.toArrow().to_batches(max_chunksize=7)
     pre = list(_pre(Feed(source, (), node), config)(iter(batches)))
     names = [f.name for f in df.schema.fields]
-    return pre, _KeyGroups(node, (), None, config, OutputColumns(OUT), None, row_names=[names])
+    return pre, _KeyGroups(node, (), config, OutputColumns(OUT), None, row_names=[names])
 
 
 def _run_groups(pre: list[pa.RecordBatch], fn: _KeyGroups, reverse: bool) -> list[tuple[Any, ...]]:
@@ -177,7 +177,7 @@ def test_the_markers_timestamps_become_the_key_groups_watermark() -> None:
     ds = env.from_collection([("a", 1)]).key_by(lambda v: v[0]).map(Echo(), output_type=None)
     node = ds._node
     assert isinstance(node, OperatorNode)
-    fn = _KeyGroups(node, (), None, LocalConfig(), OutputColumns(None), None)
+    fn = _KeyGroups(node, (), LocalConfig(), OutputColumns(None), None)
     kg = KeyEncoder(node.inputs[0].key_codec, 128).locate("a")[1]
     for ts, marker_ts, top in (([5, 3], 9, 9), ([5, None], None, None), ([None, None], 7, 7)):
         frame = pd.DataFrame(

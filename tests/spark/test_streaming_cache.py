@@ -77,7 +77,7 @@ def _key_groups(step: int = 1) -> tuple[_KeyGroups, int]:
     assert isinstance(node, OperatorNode)
     edge = node.inputs[0]
     kg = KeyEncoder(edge.key_codec, 128).locate("a")[1]
-    return _KeyGroups(node, (), None, LocalConfig(), OutputColumns(OUT), None), kg
+    return _KeyGroups(node, (), LocalConfig(), OutputColumns(OUT), None), kg
 
 
 #: A key group's state as a micro-batch sees it: its state row, and its buckets.

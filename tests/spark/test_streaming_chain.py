@@ -144,10 +144,60 @@ def test_two_keyed_steps_with_timers_restart_from_the_checkpoint_and_match_the_b
     assert expected[("element", 10, "second@6999")] == 1
 
 
-def test_a_keyed_step_read_by_two_steps_is_refused_on_a_streaming_dataframe(tmp_path: Path) -> None:
+def _forks(env: StreamExecutionEnvironment, df: Any) -> tuple[Any, Any]:
+    """Two jobs in which a keyed step's output is read twice: unioned with a mapped copy of
+    itself into the output, and, as two channels, into one next keyed step (``PerKind``)."""
+    counted = env.from_dataframe(df).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(500)).with_timestamp_assigner(
+            _Stamp()
+        )
+    )
+    counted = counted.key_by(lambda r: r.key).process(PerKey(), output_type=OUT)
+    doubled = counted.map(lambda r: (r[0], r[1] * 2, "doubled"), output_type=OUT)
+    rejoined = counted.union(doubled).key_by(lambda r: r[2].split("@")[0]).process(PerKind(), output_type=OUT)
+    return counted.union(doubled), rejoined
+
+
+def test_a_keyed_steps_output_read_twice_into_one_place_restarts_and_matches_the_batch_target(
+    tmp_path: Path,
+) -> None:
+    spark = spark_session()
+    for i in range(2):
+        _write(spark, tmp_path / "in", str(i), FILES[i])
+    found: list[Counter[tuple[Any, ...]]] = [Counter(), Counter()]
+    for more in (range(0), range(2, 4)):  # the second run restarts from the checkpoints
+        for i in more:
+            _write(spark, tmp_path / "in", str(i), FILES[i])
+        df = (
+            spark.readStream.schema(SCHEMA)
+            .option("maxFilesPerTrigger", 1)
+            .parquet(str(tmp_path / "in" / "*"))
+        )
+        for k, job in enumerate(_forks(_env(), df)):
+            progress = run_to_parquet(job.to_dataframe(), tmp_path / f"ck{k}", tmp_path / f"out{k}")
+            # The keyed step is one state operator of the query: its frame is read once.
+            assert all(len(p["stateOperators"]) == k + 1 for p in progress)
+            found[k] = Counter(tuple(r) for r in spark.read.parquet(str(tmp_path / f"out{k}")).collect())
+    batch = spark.createDataFrame(
+        [
+            (k, n, datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC))
+            for f in FILES
+            for k, n, ms in f
+        ],
+        SCHEMA,
+    )
+    expected = [Counter(tuple(r) for r in job.to_dataframe().collect()) for job in _forks(_env(), batch)]
+    assert found == expected
+    assert expected[0][("a", 4, "element")] == expected[0][("a", 8, "doubled")] == 1
+    # The doubled copies of all the first step's outputs, by 6999: its 10 elements and 4 timers.
+    assert expected[1][("doubled", 14, "second@6999")] == expected[1][("element", 10, "second@6999")] == 1
+
+
+def test_a_keyed_step_read_by_two_keyed_steps_is_refused_on_a_streaming_dataframe(tmp_path: Path) -> None:
     spark = spark_session()
     _write(spark, tmp_path / "in", "0", FILES[0])
     df = spark.readStream.schema(SCHEMA).parquet(str(tmp_path / "in" / "*"))
     counted = _env().from_dataframe(df).key_by(lambda r: r.key).process(PerKey(), output_type=OUT)
-    with pytest.raises(StreamPlanError, match="goes to more than one step"):
-        counted.union(counted.map(lambda r: r, output_type=OUT)).to_dataframe()
+    by_kind = counted.key_by(lambda r: r[2]).process(PerKind(), output_type=OUT)
+    with pytest.raises(StreamPlanError, match=r"outputs of keyed step .* go to more than one step"):
+        counted.union(by_kind).to_dataframe()

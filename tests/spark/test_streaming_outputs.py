@@ -14,7 +14,7 @@ import pytest
 from stream_query import run_to_parquet
 
 from fs_compat.common import Configuration, Types
-from fs_compat.datastream import KeyedProcessFunction, OutputTag, StreamExecutionEnvironment
+from fs_compat.datastream import KeyedProcessFunction, OutputTag, ProcessFunction, StreamExecutionEnvironment
 from fs_compat.datastream.state import ValueStateDescriptor
 from fs_compat.spark import spark_session
 
@@ -80,3 +80,49 @@ def test_the_main_and_a_side_output_run_as_two_queries_and_match_the_batch_targe
     assert main == Counter(tuple(r) for r in batch_main.to_dataframe().collect())
     assert side == Counter(tuple(r) for r in batch_side.to_dataframe().collect())
     assert main[("a", 4)] == 1 and side[("c", 40)] == 1  # the counts went on after the restart
+
+
+class Split(ProcessFunction):  # type: ignore[type-arg]
+    """Not keyed: records with n >= 10 go to the side output ``big`` only, the others on."""
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        yield (BIG, (value.key, value.n)) if value.n >= 10 else value
+
+
+def _side_jobs(env: StreamExecutionEnvironment, df: Any) -> tuple[Any, Any]:
+    """Two jobs that read a side output in later steps: a keyed step's side output mapped and
+    summed per key by a second keyed step; a non-keyed split's side output counted per key."""
+    counted = env.from_dataframe(df).key_by(lambda r: r.key).process(CountAndFlag(), output_type=COUNTS)
+    sums = (
+        counted.get_side_output(BIG)
+        .map(lambda r: (r.key, r.n // 10), output_type=COUNTS)
+        .key_by(lambda r: r[0])
+        .reduce(lambda a, b: (a[0], a[1] + b[1]))
+    )
+    split = env.from_dataframe(df).process(
+        Split(), output_type=Types.ROW_NAMED(["key", "n"], [Types.STRING(), Types.LONG()])
+    )
+    bigs = split.get_side_output(BIG).key_by(lambda r: r.key).process(CountAndFlag(), output_type=COUNTS)
+    return sums, bigs
+
+
+def test_side_outputs_read_by_later_steps_restart_and_match_the_batch_target(tmp_path: Path) -> None:
+    spark = spark_session()
+    source = tmp_path / "in"
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.configure(Configuration().set_string("execution.target", "spark"))
+    found: list[Counter[tuple[Any, ...]]] = [Counter(), Counter()]
+    for files in (range(2), range(2, 3)):  # the second run restarts from the checkpoints
+        for i in files:
+            spark.createDataFrame(FILES[i], SCHEMA).coalesce(1).write.parquet(str(source / str(i)))
+        stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source / "*"))
+        for k, out in enumerate(_side_jobs(env, stream)):
+            run_to_parquet(out.to_dataframe(), tmp_path / f"ck-{k}", tmp_path / f"out-{k}")
+            found[k] = Counter(tuple(r) for r in spark.read.parquet(str(tmp_path / f"out-{k}")).collect())
+    batch = [
+        Counter(tuple(r) for r in job.to_dataframe().collect())
+        for job in _side_jobs(env, spark.createDataFrame([r for f in FILES for r in f], SCHEMA))
+    ]
+    assert found == batch
+    assert found[0] == Counter({("b", 1): 1, ("a", 3): 1, ("c", 4): 1})
+    assert found[1] == Counter({("b", 1): 1, ("a", 1): 1, ("c", 1): 1})
