@@ -88,6 +88,16 @@ def _group_entries(header_blob: bytes, bucket_blobs: Iterable[bytes] = ()) -> It
                 yield name, key, namespace, user_key, value
 
 
+def _broadcast_entries(header_blob: bytes) -> dict[str, dict[Any, Any]]:
+    """The broadcast state in one key group's state row: the maps, by name, of the step's own
+    ``snapshot_operator_state`` (the first of the row's operator states; see ``_group_entries``),
+    as ``BroadcastStates.snapshot`` gives them (empty: none)."""
+    fields = pickle.loads(header_blob)
+    states = fields[3] if len(fields) > 3 else ()
+    first = states[0] if states else None
+    return dict(first) if isinstance(first, dict) else {}
+
+
 # Decoding with the job's declarations. --------------------------------------------------------
 
 
@@ -220,6 +230,37 @@ class _Decode:
             yield pa.RecordBatch.from_pydict(cols, schema=schema)
 
 
+class _DecodeBroadcast:
+    """The ``mapInArrow`` pass (over one partition) that reads a step's broadcast state from its
+    state rows (``kg``, ``blob``): one copy, that of the lowest key group holding any (every
+    parallel instance, every key group of a keyed step, gets every broadcast record), one row
+    per map entry."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    @worker_pass
+    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        found: tuple[int, dict[str, dict[Any, Any]]] | None = None
+        for batch in batches:
+            for kg, blob in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):
+                maps = _broadcast_entries(blob)
+                if maps and (found is None or kg < found[0]):
+                    found = (kg, maps)
+        cols: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        for name, entries in sorted(found[1].items()) if found else ():
+            for user_key, value in entries.items():
+                cols["step"].append(self.label)
+                cols["state"].append(name)
+                cols["key"].append(None)
+                cols["namespace"].append(None)
+                cols["user_key"].append(_text(user_key))
+                cols["value"].append(_text(value))
+        yield pa.RecordBatch.from_pydict(cols, schema=_arrow_schema())
+
+
 def _arrow_schema() -> Any:
     import pyarrow as pa
 
@@ -322,8 +363,13 @@ def read_state(checkpoint_location: str, job: Any, *, batch_id: int | None = Non
     as stored: a TTL entry that expired but was not cleaned up yet is there. State a step does
     not declare in ``open()`` (a state first asked for in ``process_element``, a trigger's or a
     ``ProcessWindowFunction``'s per-window state) cannot be decoded: its ``user_key`` and
-    ``value`` are the stored bytes (base64), its key and namespace are decoded. Operator state
-    (broadcast state) is not included.
+    ``value`` are the stored bytes (base64), its key and namespace are decoded.
+
+    A step that reads a broadcast stream also gives its broadcast state (Flink's
+    ``readBroadcastState``): one row per entry of each broadcast map, ``state`` the
+    ``MapStateDescriptor``'s name, ``key`` and ``namespace`` null, ``user_key`` the map's key.
+    Every parallel instance (on a keyed step, every key group) keeps its own copy, built from the
+    same broadcast records: the copy read is the lowest key group's.
     """
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
@@ -346,6 +392,9 @@ def read_state(checkpoint_location: str, job: Any, *, batch_id: int | None = Non
         for (op_id, variables), step in zip(operators, steps, strict=True):
             rows = _state_rows(spark, checkpoint_location, op_id, variables, batch_id)
             frames.append(rows.mapInArrow(_Decode(labels[step.id], step, config), schema))
+            if any(edge.broadcast for edge in step.inputs):
+                heads = rows.select("kg", "blob").coalesce(1)  # at most one row per key group
+                frames.append(heads.mapInArrow(_DecodeBroadcast(labels[step.id]), schema))
     df = frames[0] if frames else spark.createDataFrame([], schema)
     for other in frames[1:]:
         df = df.union(other)

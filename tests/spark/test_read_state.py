@@ -16,7 +16,13 @@ import pytest
 from stream_query import run_to_parquet
 
 from fs_compat.common import Configuration, Duration, TimestampAssigner, Types, WatermarkStrategy
-from fs_compat.datastream import KeyedCoProcessFunction, KeyedProcessFunction, StreamExecutionEnvironment
+from fs_compat.datastream import (
+    BroadcastProcessFunction,
+    KeyedBroadcastProcessFunction,
+    KeyedCoProcessFunction,
+    KeyedProcessFunction,
+    StreamExecutionEnvironment,
+)
 from fs_compat.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from fs_compat.datastream.window import TumblingEventTimeWindows
 from fs_compat.spark import read_state, spark_session
@@ -275,4 +281,61 @@ def test_read_state_of_a_bytewax_flow_shows_each_keys_logic_snapshot(tmp_path: P
     assert _rows(read_state(str(tmp_path / "ck"), out)) == {
         (step, "bytewax_logic_snapshot", "a", None, None, ((2, 3),)),
         (step, "bytewax_logic_snapshot", "b", None, None, ((1, 10),)),
+    }
+
+
+LIMITS = MapStateDescriptor("limits", Types.STRING(), Types.LONG())
+
+
+class _KeyedLimits(KeyedBroadcastProcessFunction):
+    """Keyed: counts records per key; broadcast: limits per key."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        self.count.update((self.count.value() or 0) + 1)
+        yield (value.key, self.count.value())
+
+    def process_broadcast_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        ctx.get_broadcast_state(LIMITS).put(value.key, value.n)
+        return ()
+
+
+class _Limits(BroadcastProcessFunction):
+    """Not keyed: records pass; broadcast: limits per key, doubled."""
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        yield value
+
+    def process_broadcast_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        ctx.get_broadcast_state(LIMITS).put(value.key, value.n * 2)
+        return ()
+
+
+def test_read_state_shows_broadcast_state_once_for_keyed_and_non_keyed_steps(tmp_path: Path) -> None:
+    spark = spark_session()
+    events = _source(spark, tmp_path / "events", [[("a", 1, 100), ("b", 1, 200)], [("a", 1, 300)]])
+    limits = _source(spark, tmp_path / "limits", [[("a", 5, 100), ("b", 7, 100)], [("b", 9, 200)]])
+    env = _env().set_parallelism(2)
+    counted = (
+        env.from_dataframe(events)
+        .key_by(lambda r: r.key)
+        .connect(env.from_dataframe(limits).broadcast(LIMITS))
+        .process(_KeyedLimits(), output_type=COUNTED)
+        .uid("keyed")
+    )
+    out = counted.connect(env.from_dataframe(limits).broadcast(LIMITS)).process(
+        _Limits(), output_type=COUNTED
+    )
+    df = out.uid("plain").to_dataframe()
+    run_to_parquet(df, tmp_path / "ck", tmp_path / "out")
+    # One copy per step, though every key group (keyed) and every instance (plain) holds one.
+    assert _rows(read_state(str(tmp_path / "ck"), df)) == {
+        ("keyed", "count", "a", None, None, 2),
+        ("keyed", "count", "b", None, None, 1),
+        ("keyed", "limits", None, None, "a", 5),
+        ("keyed", "limits", None, None, "b", 9),
+        ("plain", "limits", None, None, "a", 10),
+        ("plain", "limits", None, None, "b", 18),
     }
