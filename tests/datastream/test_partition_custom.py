@@ -145,6 +145,7 @@ def test_on_spark_each_value_reaches_the_same_instance_as_in_process() -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.classic_only  # CI time: the streaming plan is the same over Connect
 def test_on_a_streaming_source_each_value_reaches_the_same_instance_as_in_process(tmp_path: Path) -> None:
     """On a streaming DataFrame the partitioned step runs one group per parallel instance
     (``fs_compat.spark._stream.groups_of``): the partitioner picks the instance, as in-process."""

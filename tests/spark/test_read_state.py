@@ -313,6 +313,7 @@ class _Limits(BroadcastProcessFunction):
         return ()
 
 
+@pytest.mark.classic_only  # CI time: the streaming plan is the same over Connect
 def test_read_state_shows_broadcast_state_once_for_keyed_and_non_keyed_steps(tmp_path: Path) -> None:
     spark = spark_session()
     events = _source(spark, tmp_path / "events", [[("a", 1, 100), ("b", 1, 200)], [("a", 1, 300)]])

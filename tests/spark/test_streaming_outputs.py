@@ -106,6 +106,7 @@ def _side_jobs(env: StreamExecutionEnvironment, df: Any) -> tuple[Any, Any]:
     return sums, bigs
 
 
+@pytest.mark.classic_only  # CI time: the streaming plan is the same over Connect
 def test_side_outputs_read_by_later_steps_restart_and_match_the_batch_target(tmp_path: Path) -> None:
     spark = spark_session()
     source = tmp_path / "in"
