@@ -226,8 +226,8 @@ class Feed:
     @property
     def spread(self) -> bool:
         """Whether the feed is a plain (neither keyed nor broadcast) input of a step that is not
-        keyed (a ``BroadcastProcessFunction``): its records go round-robin to the step's groups,
-        one per parallel instance (``groups_of``), as Flink rebalances them."""
+        keyed (a ``BroadcastProcessFunction``, a step after ``partition_custom``): its records go
+        to the step's groups, one per parallel instance (``groups_of``, ``_Spread``)."""
         return self.end is not None and not self.broadcast and self.end.inputs[self.inp].key_selector is None
 
 
@@ -254,7 +254,6 @@ def stream_shape(node: Node, tag: str | None = None) -> StreamShape:
     DataFrame cannot run (see the module docstring)."""
     feeds: list[Feed] = []
     order: list[OperatorNode] = []  # keyed steps, each after every keyed step it reads
-    seen: set[int] = set()
 
     def walk(
         upstream: Node,
@@ -269,23 +268,21 @@ def stream_shape(node: Node, tag: str | None = None) -> StreamShape:
         if isinstance(upstream, SinkNode):
             raise StreamPlanError(f"step '{upstream.name}' is a sink; it has no output to read")
         if _grouped(upstream):
-            if upstream.id in seen:
-                if any(f.start is upstream and f.end is not end for f in feeds):
-                    raise StreamPlanError(
-                        f"the outputs of {_kind(upstream)} '{upstream.name}' go to more than one step; "
-                        "on a streaming DataFrame such a step's outputs (main and side) feed one "
-                        "step, or the output (a union of them may)"
-                    )
-                feeds.append(Feed(upstream, tuple(steps), end, inp, tag=tag, reads=tuple(reads)))
-                return
+            if any(f.start is upstream and f.end is not end for f in feeds):
+                raise StreamPlanError(
+                    f"the outputs of {_kind(upstream)} '{upstream.name}' go to more than one step; "
+                    "on a streaming DataFrame such a step's outputs (main and side) feed one "
+                    "step, or the output (a union of them may)"
+                )
             if any(isinstance(n, TimestampNode) for n, _i in steps):
                 raise StreamPlanError(
                     "assign timestamps before the first keyed (or broadcast) step on a streaming DataFrame"
                 )
-            seen.add(upstream.id)
+            first = not any(f.start is upstream for f in feeds)
             feeds.append(Feed(upstream, tuple(steps), end, inp, tag=tag, reads=tuple(reads)))
-            keyed_inputs(upstream)
-            order.append(upstream)
+            if first:  # a later path from it (to the same place) shares its inputs and its place
+                keyed_inputs(upstream)
+                order.append(upstream)
             return
         if isinstance(upstream, ExternalSourceNode) or not upstream.inputs:
             if not (isinstance(upstream, ExternalSourceNode) and upstream.unbounded):

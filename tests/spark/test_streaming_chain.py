@@ -201,3 +201,17 @@ def test_a_keyed_step_read_by_two_keyed_steps_is_refused_on_a_streaming_datafram
     by_kind = counted.key_by(lambda r: r[2]).process(PerKind(), output_type=OUT)
     with pytest.raises(StreamPlanError, match=r"outputs of keyed step .* go to more than one step"):
         counted.union(by_kind).to_dataframe()
+
+
+def test_timestamps_assigned_on_a_second_path_out_of_a_keyed_step_are_refused(tmp_path: Path) -> None:
+    spark = spark_session()
+    _write(spark, tmp_path / "in", "0", FILES[0])
+    df = spark.readStream.schema(SCHEMA).parquet(str(tmp_path / "in" / "*"))
+    counted = _env().from_dataframe(df).key_by(lambda r: r.key).process(PerKey(), output_type=OUT)
+    restamped = counted.assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(0)).with_timestamp_assigner(
+            _Stamp()
+        )
+    )
+    with pytest.raises(StreamPlanError, match="assign timestamps before the first keyed"):
+        counted.union(restamped).to_dataframe()
