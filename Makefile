@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench bench-bytewax lint typecheck unit unit-connect venv clean
+.PHONY: test demo bench bench-bytewax lint typecheck unit unit-connect unit-connect-all venv clean
 
 # Real Bytewax 0.21.1, for bench/w1.py's comparison: a scratch venv outside the repository.
 BYTEWAX_VENV ?= $(HOME)/.cache/fs-compat-bench/bytewax-0.21.1
@@ -36,6 +36,10 @@ unit: $(STAMP)
 # classic session and a Connect one), against a Connect server on local[2] (tests/conftest.py).
 unit-connect: $(STAMP)
 	FS_COMPAT_TEST_CONNECT=1 $(VENV)/bin/pytest -q -m spark
+
+# The whole Connect matrix: the tests marked classic_only run over Connect too (README, "Test targets").
+unit-connect-all: $(STAMP)
+	FS_COMPAT_TEST_CONNECT=1 FS_COMPAT_TEST_CONNECT_ALL=1 $(VENV)/bin/pytest -q -m spark
 
 test: lint typecheck unit unit-connect
 

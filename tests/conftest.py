@@ -26,6 +26,9 @@ CONNECT_ENV = "FS_COMPAT_TEST_CONNECT"
 CONNECT_UI_ENV = "FS_COMPAT_TEST_CONNECT_UI"
 
 
+#: ``FS_COMPAT_TEST_CONNECT_ALL=1``: over Spark Connect, the tests marked ``classic_only`` run too
+#: (``make unit-connect-all``: the whole Connect matrix, which does not fit in CI's time).
+CONNECT_ALL_ENV = "FS_COMPAT_TEST_CONNECT_ALL"
 #: ``FS_COMPAT_TEST_STREAMING_ALL=1``: every ``spark-streaming`` case runs, not only the slice's.
 STREAMING_ALL_ENV = "FS_COMPAT_TEST_STREAMING_ALL"
 
@@ -56,9 +59,11 @@ def _streaming_kept(item: pytest.Item, connect: bool) -> bool:
 def _deselected(item: pytest.Item, connect: bool) -> bool:
     """Whether ``item`` is left out of this run at collection (reported as deselected, never as
     skipped): a ``spark-streaming`` case not kept (``_streaming_kept``), or, over Spark Connect,
-    a case marked ``classic_only`` (the classic run covers it)."""
+    a case marked ``classic_only`` (the classic run covers it) unless ``CONNECT_ALL_ENV`` is set."""
     if _streaming_case(item) and not _streaming_kept(item, connect):
         return True
+    if os.environ.get(CONNECT_ALL_ENV) == "1":
+        return False
     return connect and item.get_closest_marker("classic_only") is not None
 
 
@@ -88,6 +93,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if target == "spark" or (target == "spark-streaming" and not streaming):
             where = "in-process only" if not streaming else "in-process and spark-streaming only"
             item.add_marker(pytest.mark.skip(reason=f"{where}: {reason}"))
+
+
+#: The suite's shuffle partitions (``spark.sql.shuffle.partitions``): two, one per core of the
+#: ``local[2]`` machines CI runs on. fs-compat's embedded default (8; ``EMBEDDED_DEFAULTS``) is for
+#: users' machines; every streaming query's state operators run one task per shuffle partition in
+#: every micro-batch, so 8 on 2 cores cost the suite ~30 % of its streaming time. The Connect server
+#: (``connect_server.SERVER_CONF``) starts with the same number.
+SHUFFLE_PARTITIONS = "2"
+_shuffle_set: list[object] = []
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the first test marked ``spark`` of a classic run: the shared session, with the suite's
+    ``SHUFFLE_PARTITIONS`` (a runtime SQL setting; a session someone stopped and restarted gets it
+    again). Over Connect the server's setting stands."""
+    if item.get_closest_marker("spark") is None or os.environ.get(CONNECT_ENV, "") not in ("", "0"):
+        return
+    from fs_compat.spark import spark_session
+
+    spark = spark_session()
+    if not any(s is spark for s in _shuffle_set):
+        spark.conf.set("spark.sql.shuffle.partitions", SHUFFLE_PARTITIONS)
+        _shuffle_set[:] = [spark]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -26,10 +26,11 @@ SPARK_SUBMIT = os.path.join(SPARK_HOME, "bin", "spark-submit")
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 HOST = "127.0.0.1"
 START_DEADLINE_S = 90.0
-#: What the suite's embedded sessions run with (``EMBEDDED_DEFAULTS``), for the server's session.
+#: What the suite's embedded sessions run with (``EMBEDDED_DEFAULTS``, and the suite's two shuffle
+#: partitions: ``conftest.SHUFFLE_PARTITIONS``), for the server's session.
 SERVER_CONF: Mapping[str, str] = {
     "spark.ui.enabled": "true",
-    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.shuffle.partitions": "2",
     "spark.python.unix.domain.socket.enabled": "true",
 }
 

@@ -205,6 +205,7 @@ def test_partitioned_sinks_need_key_value_items(tmp_path: Path) -> None:
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.classic_only  # Connect slice: README
 def test_files_in_and_out_on_spark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "in.csv").write_text("user,n\na,1\nb,2\na,3\n")
 

@@ -300,6 +300,7 @@ def _sum_values(total: int | None, msg: KafkaSourceMessage[bytes, bytes]) -> tup
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.classic_only  # Connect slice: README
 def test_a_tailing_source_is_a_streaming_query_that_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     from fs_compat.bytewax.spark import to_dataframe
     from fs_compat.common import Types

@@ -184,6 +184,7 @@ def test_on_spark_a_fan_out_of_a_partitioned_source_prints_as_in_process(
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.classic_only  # Connect slice: README
 def test_on_spark_a_fan_out_of_a_testing_source_prints_as_in_process(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -203,6 +204,7 @@ def test_on_spark_a_fan_out_of_a_testing_source_prints_as_in_process(
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.classic_only  # Connect slice: README
 def test_on_spark_a_fan_out_of_a_dataframe_prints_as_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     from fs_compat.bytewax.spark import DataFrameSource
     from fs_compat.spark import spark_session

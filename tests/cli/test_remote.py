@@ -59,6 +59,7 @@ def connect_url(spark_connect: str | None, tmp_path_factory: pytest.TempPathFact
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.classic_only  # Connect slice: README
 def test_run_remote_runs_the_job_over_spark_connect_without_java(connect_url: str, tmp_path: Path) -> None:
     (tmp_path / "job.py").write_text(JOB)
     empty = tmp_path / "empty-bin"

@@ -29,7 +29,7 @@ from fs_compat.datastream.connectors.kafka import (
     kafka_package,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.classic_only]  # Connect slice: README
 
 
 def _env(target: str, **settings: str) -> StreamExecutionEnvironment:

@@ -138,6 +138,7 @@ def test_arguments_are_checked_as_pyflink_checks_them() -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.classic_only  # Connect slice: README
 def test_on_spark_each_value_reaches_the_same_instance_as_in_process() -> None:
     local = _job(_env(), ModPartitioner(), Second())
     assert _job(_env("spark"), ModPartitioner(), Second()) == local == _expected()

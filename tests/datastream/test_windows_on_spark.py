@@ -64,6 +64,7 @@ def _run(spark: Any, source: Path, checkpoint: Path, sink: Path) -> None:
     assert query.exception() is None
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_open_windows_survive_a_restart_from_the_checkpoint(tmp_path: Path) -> None:
     spark = spark_session()
     source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"

@@ -78,6 +78,7 @@ def job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.classic_only  # Connect slice: README
 def test_a_terminal_shows_the_bar(job: str) -> None:
     """``fs-compat run`` with stderr on a pseudo-terminal, the bar's delay set to 0 s."""
     leader, follower = pty.openpty()

@@ -163,6 +163,7 @@ def _run(block: Block, monkeypatch: pytest.MonkeyPatch, target: str | None) -> s
 @pytest.mark.parametrize(
     "block", _params([b for b in BLOCKS if b.lang in RUN and (b.mark is None or b.mark[0] != "before")])
 )
+@pytest.mark.classic_only  # Connect slice: README
 def test_python_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     printed = _run(block, monkeypatch, None if block.spark else "local")
@@ -182,6 +183,7 @@ def _readme_ports() -> list[Block]:
 @pytest.mark.spark
 @pytest.mark.slow
 @pytest.mark.parametrize("block", _readme_ports(), ids=lambda b: b.id)
+@pytest.mark.classic_only  # Connect slice: README
 def test_readme_port_prints_the_same_on_spark(
     block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -193,6 +195,7 @@ def test_readme_port_prints_the_same_on_spark(
 
 
 @pytest.mark.parametrize("block", _params([b for b in BLOCKS if b.lang in SHELL]))
+@pytest.mark.classic_only  # Connect slice: README
 def test_shell_block_runs(block: Block) -> None:
     env = {k: v for k, v in os.environ.items() if k != "FS_COMPAT_TARGET"}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])

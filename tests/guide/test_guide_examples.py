@@ -133,6 +133,7 @@ def test_the_port_is_what_the_codemod_makes_of_the_original(name: str) -> None:
 @pytest.mark.spark
 @pytest.mark.slow
 @pytest.mark.parametrize("name", _ports())
+@pytest.mark.classic_only  # Connect slice: README
 def test_the_port_prints_the_documented_output(name: str) -> None:
     expected = _documented_output(name)
     port = EXAMPLES / f"{name}_fscompat.py"

@@ -28,7 +28,7 @@ from test_crash_restart import Children, _kill, _tail, _wait_for, _wait_until_go
 
 from fs_compat.spark import spark_session
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.classic_only]  # Connect slice: README
 
 CHILD = Path(__file__).with_name("bw_source_job.py")
 DEADLINE_S = 420.0

@@ -270,6 +270,7 @@ def _plan(rng: random.Random) -> list[tuple[str, str | None]]:
     return [(kind, None if kind == "gate" else next(jobs)) for kind in kinds]
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_jobs_killed_at_three_random_points_lose_and_duplicate_nothing(
     tmp_path: Path, children: Children
 ) -> None:
@@ -384,6 +385,7 @@ def _state_rows(spark: Any, checkpoint: Path) -> list[Any]:
     return sorted(reader.load(str(checkpoint)).collect())
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_restart_with_a_changed_state_descriptor_fails_before_any_record_is_processed(
     tmp_path: Path,
 ) -> None:
@@ -472,6 +474,7 @@ def test_a_failed_micro_batch_rerun_in_the_same_process_counts_every_record_once
 # A bigger job: two keyed steps, a connect and a broadcast. ----------------------------------------
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_a_job_with_two_keyed_steps_a_connect_and_a_broadcast_killed_twice_gives_the_batch_output(
     tmp_path: Path, children: Children
 ) -> None:

@@ -28,7 +28,7 @@ from fs_compat.bytewax.recovery import (
 )
 from fs_compat.bytewax.testing import TestingSink, TestingSource, run_main
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.classic_only]  # Connect slice: README
 
 STREAMING = "spark-streaming"
 EVERY_ITEM = timedelta(0)  # an epoch (a micro-batch, a snapshot) per item

@@ -95,6 +95,7 @@ class FileClock:
             return datetime.fromisoformat(f.read())
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_collect_timeout_set_before_a_restart_fires_after_it(tmp_path: Path) -> None:
     spark = spark_session()
     source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
@@ -136,6 +137,7 @@ def _two_step_query(spark: Any, source: Path) -> Any:
     return to_dataframe(s, out)
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_two_stateful_steps_keyed_differently_survive_a_restart_from_the_checkpoint(tmp_path: Path) -> None:
     spark = spark_session()
     source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
@@ -151,6 +153,7 @@ def test_two_stateful_steps_keyed_differently_survive_a_restart_from_the_checkpo
     assert _sink(spark, sink) == first + Counter({("odd", 3): 1, ("odd", 4): 1})
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_join_of_two_streaming_sources_waits_for_both_sides_across_a_restart(tmp_path: Path) -> None:
     """``op.join`` of two streaming DataFrames (a ``stateful_batch`` over both inputs): a side that
     arrived before the restart is in the checkpoint, and the join emits once the other side
@@ -180,6 +183,7 @@ def test_join_of_two_streaming_sources_waits_for_both_sides_across_a_restart(tmp
     assert _sink(spark, sink) == first + Counter({("a", (1, 10)): 1})
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_a_tumbling_window_over_a_streaming_source_closes_across_a_restart(tmp_path: Path) -> None:
     """An event-time tumbling ``count_window``: a window opened before the restart is in the
     checkpoint and closes when a later micro-batch's events move the key's watermark past its end

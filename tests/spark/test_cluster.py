@@ -218,6 +218,7 @@ def _check_application_ran_on_every_worker(cluster: Cluster, app_id: str) -> Non
     )
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_keyed_job_on_standalone_cluster_matches_local(cluster: Cluster, tmp_path: Path) -> None:
     expected = _expected()
     report = _run_job(cluster, tmp_path, cluster.url, JVM_OPTS)

@@ -365,6 +365,7 @@ def test_smoke_programs_emit_what_they_should() -> None:
 @example(program=SMOKE_TWO_STEPS)
 @example(program=replace(SMOKE_TWO_STEPS, source="dataframe"))
 @given(program=programs)
+@pytest.mark.classic_only  # Connect slice: README
 def test_local_and_spark_agree(program: Program) -> None:
     spec = program.spec
     event(f"mode={program.mode}")

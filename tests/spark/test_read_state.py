@@ -177,6 +177,7 @@ class _Seen(KeyedProcessFunction):
         yield (str(value[0]), n)
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_read_state_of_two_keyed_steps_gives_each_step_its_own_state(tmp_path: Path) -> None:
     spark = spark_session()
     files = [[("a", 0, 0), ("a", 0, 0), ("b", 0, 0)], [("a", 0, 0), ("c", 0, 0)]]
@@ -223,6 +224,7 @@ class _Both(KeyedCoProcessFunction):
         return self._count()
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_read_state_of_a_step_connecting_two_keyed_steps_tells_the_three_apart(tmp_path: Path) -> None:
     spark = spark_session()
     left = _source(spark, tmp_path / "left", [[("a", 0, 0), ("a", 0, 0)], [("b", 0, 0)]])

@@ -33,7 +33,7 @@ from fs_compat.spark import spark_session
 from fs_compat.spark._convert import OutputColumns
 from fs_compat.spark._stream import _CACHE, _STATE_FIELDS, _KeyGroups, _spark_schema
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.classic_only]  # Connect slice: README
 
 OUT = Types.TUPLE([Types.STRING(), Types.LONG()])
 

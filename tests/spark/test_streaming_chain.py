@@ -158,6 +158,7 @@ def _forks(env: StreamExecutionEnvironment, df: Any) -> tuple[Any, Any]:
     return counted.union(doubled), rejoined
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_a_keyed_steps_output_read_twice_into_one_place_restarts_and_matches_the_batch_target(
     tmp_path: Path,
 ) -> None:

@@ -139,6 +139,7 @@ def _stream(spark: Any, folder: Path) -> Any:
     return spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder / "*"))
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_union_and_connect_of_three_streaming_sources_restart_and_match_the_batch_target(
     tmp_path: Path,
 ) -> None:
@@ -285,6 +286,7 @@ class Limited(BroadcastProcessFunction):
         yield (value.key, 0, value.n, f"limit@{self.index}")
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_broadcast_state_on_a_stream_that_is_not_keyed_lives_in_the_checkpoint(tmp_path: Path) -> None:
     """A ``BroadcastProcessFunction`` after a keyed step: one group per parallel instance, each
     with its broadcast state in the checkpoint. The limit comes in the first run only; after

@@ -50,6 +50,7 @@ def _job(df: Any) -> tuple[Any, Any]:
 FILES = [[("a", 1), ("b", 12), ("a", 30)], [("b", 2), ("a", 3)], [("c", 40), ("a", 5)]]
 
 
+@pytest.mark.classic_only  # Connect slice: README
 def test_the_main_and_a_side_output_run_as_two_queries_and_match_the_batch_target(tmp_path: Path) -> None:
     spark = spark_session()
     source = tmp_path / "in"
