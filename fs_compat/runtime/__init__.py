@@ -55,7 +55,7 @@ from ._state import (
     ValueState,
     stable_pickle,
 )
-from ._subtask import SubtaskRunner
+from ._subtask import ChainLink, Output, SubtaskRunner
 from ._summary import (
     JobSummary,
     StepSummary,
@@ -73,6 +73,7 @@ __all__ = [
     "AggregatingState",
     "AppendingState",
     "BatchedRunner",
+    "ChainLink",
     "Edge",
     "ExternalSourceNode",
     "JobSummary",
@@ -93,6 +94,7 @@ __all__ = [
     "Operator",
     "OperatorNode",
     "OperatorRuntime",
+    "Output",
     "RecordTimeClock",
     "ReducingState",
     "RuntimeMode",

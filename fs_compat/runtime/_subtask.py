@@ -20,9 +20,11 @@ from ._timers import MIN_TIMESTAMP
 #: unset (``None``) and ``wm`` set. ``tag`` is None for the main output; with
 #: ``SubtaskRunner``'s ``branches``, the branch's index.
 Output = tuple[str | int | None, Any, int | None, int | None]
-#: A chained step: the step, its input the records enter, and the previous step's output it
-#: reads (None: the main output; see ``SubtaskRunner``).
-Link = Node | tuple[Node, int] | tuple[Node, int, str | None]
+#: A chained step in full: the step, its input the records enter, and the previous step's output
+#: it reads (None: the main output; see ``SubtaskRunner``).
+ChainLink = tuple[Node, int, str | None]
+#: A chained step: a ``ChainLink``, or its short forms (input 0, the main output).
+Link = Node | tuple[Node, int] | ChainLink
 
 
 class _Collector:
@@ -54,7 +56,7 @@ class _Values(_Collector):
         pass
 
 
-def _link(link: Link) -> tuple[Node, int, str | None]:
+def _link(link: Link) -> ChainLink:
     """A chained step as ``(step, input, tag read)`` (see ``SubtaskRunner``)."""
     if not isinstance(link, tuple):
         return link, 0, None

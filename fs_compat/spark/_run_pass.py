@@ -14,16 +14,13 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from fs_compat.runtime import LocalConfig, Node, StepError, SubtaskRunner
+from fs_compat.runtime import LocalConfig, Node, Output, StepError, SubtaskRunner
 
 from ._convert import OutputColumns, dumps
 from ._counters import StepTally, TaskTally
 from ._events import BATCH_ROWS, END_ORIGIN, FIELDS, ORIGIN_SHIFT, POSITIONS, FrameSource, arrow_schema
 from ._routing import batch_keys, check_routed_key, key_values
 from ._worker import worker_pass
-
-#: What ``SubtaskRunner.drain`` gives: ``(tag, value, timestamp, watermark)``.
-_Output = tuple[str | int | None, Any, int | None, int | None]  # ``SubtaskRunner``'s ``Output``
 
 _pickle_dumps = pickle.dumps
 
@@ -33,7 +30,7 @@ class _Writer(Protocol):
     main: list[Any] | None
 
     def start(self, part: int) -> None: ...
-    def take(self, outs: Sequence[_Output], origin: int | Sequence[int] | None = None) -> None: ...
+    def take(self, outs: Sequence[Output], origin: int | Sequence[int] | None = None) -> None: ...
     def __len__(self) -> int: ...
     def flush(self) -> Any: ...
 
@@ -61,7 +58,7 @@ class EventWriter:
         """The outputs from now on are subtask ``part``'s."""
         self.part, self.next_seq = part, 0
 
-    def take(self, outs: Sequence[_Output], origin: int | Sequence[int] | None = None) -> None:
+    def take(self, outs: Sequence[Output], origin: int | Sequence[int] | None = None) -> None:
         """Add ``outs``, the current subtask's outputs in order (produced by an event of
         ``origin``, or each by one of its ``origin``, when given)."""
         if not outs:
@@ -119,7 +116,7 @@ class ColumnWriter:
     def start(self, part: int) -> None:
         pass  # the columns say nothing of which subtask wrote a value
 
-    def take(self, outs: Sequence[_Output], origin: int | Sequence[int] | None = None) -> None:
+    def take(self, outs: Sequence[Output], origin: int | Sequence[int] | None = None) -> None:
         """Add the wanted values: the main output's from ``main``, else those of ``outs``."""
         if self.main is not None:
             wanted = self.main[:]

@@ -99,6 +99,7 @@ import attrs
 
 from fs_compat.common.internal import create_row, make_rows
 from fs_compat.runtime import (
+    ChainLink,
     ExternalSourceNode,
     KeyedStateBackend,
     KeyEncoder,
@@ -201,7 +202,7 @@ class Feed:
         return (None,) * len(self.steps)
 
     @property
-    def links(self) -> tuple[tuple[Node, int, str | None], ...]:
+    def links(self) -> tuple[ChainLink, ...]:
         """``steps`` as ``SubtaskRunner``'s chain links: each with the output of the one before
         it (of ``start`` for the first) that it reads."""
         read = (self.tag, *self.reads)
@@ -623,9 +624,6 @@ def _cut_end(batch: Any) -> tuple[Any, int | None]:
     return batch.select([n for n in names if n != END_COLUMN]), None if top is None else int(top)
 
 
-_Link = tuple[Node, int, str | None]
-
-
 class _Chain:
     """Non-keyed steps run in one pass (``Feed.links``), records entering the first one at its
     input ``entry``; what comes out is the last one's output ``tag`` (None: the main output).
@@ -634,7 +632,7 @@ class _Chain:
     filter after it lets through (as in Flink, where it passes filters)."""
 
     def __init__(
-        self, links: Sequence[_Link], index: int, config: LocalConfig, tag: str | None = None
+        self, links: Sequence[ChainLink], index: int, config: LocalConfig, tag: str | None = None
     ) -> None:
         stamps = [i for i, (n, _j, _r) in enumerate(links) if isinstance(n, TimestampNode)]
         cut = stamps[-1] + 1 if stamps and stamps[-1] + 1 < len(links) else len(links)
@@ -648,7 +646,7 @@ class _Chain:
 
     @staticmethod
     def _runner(
-        links: Sequence[_Link], index: int, config: LocalConfig, tag: str | None
+        links: Sequence[ChainLink], index: int, config: LocalConfig, tag: str | None
     ) -> tuple[SubtaskRunner, int]:
         head, entry, _read = links[0]
         channels = [1] * max(1, len(head.inputs))
