@@ -33,6 +33,11 @@ CONNECT_ALL_ENV = "FS_COMPAT_TEST_CONNECT_ALL"
 STREAMING_ALL_ENV = "FS_COMPAT_TEST_STREAMING_ALL"
 
 
+def _connect_run() -> bool:
+    """Whether this run's Spark tests run over Spark Connect (``CONNECT_ENV``)."""
+    return os.environ.get(CONNECT_ENV, "") not in ("", "0")
+
+
 def _streaming_case(item: pytest.Item) -> bool:
     """Whether ``item`` is the ``spark-streaming`` case of a target fixture (beside ``local`` and
     ``spark``). A streaming query costs seconds, so only tests marked
@@ -75,7 +80,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``in_process(reason, streaming=True)``: it passes on ``spark-streaming`` too (Bytewax
     recovery maps onto the query's checkpoint there), and is skipped on ``spark`` only."""
     target = os.environ.get("FS_COMPAT_TARGET")
-    connect = os.environ.get(CONNECT_ENV, "") not in ("", "0")
+    connect = _connect_run()
     dropped = [i for i in items if _deselected(i, connect)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
@@ -95,27 +100,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=f"{where}: {reason}"))
 
 
-#: The suite's shuffle partitions (``spark.sql.shuffle.partitions``): two, one per core of the
-#: ``local[2]`` machines CI runs on. fs-compat's embedded default (8; ``EMBEDDED_DEFAULTS``) is for
-#: users' machines; every streaming query's state operators run one task per shuffle partition in
-#: every micro-batch, so 8 on 2 cores cost the suite ~30 % of its streaming time. The Connect server
-#: (``connect_server.SERVER_CONF``) starts with the same number.
-SHUFFLE_PARTITIONS = "2"
-_shuffle_set: list[object] = []
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Before the first test marked ``spark`` of a classic run: the shared session, with the suite's
-    ``SHUFFLE_PARTITIONS`` (a runtime SQL setting; a session someone stopped and restarted gets it
-    again). Over Connect the server's setting stands."""
-    if item.get_closest_marker("spark") is None or os.environ.get(CONNECT_ENV, "") not in ("", "0"):
+    """Before each test marked ``spark`` of a classic run: the shared session, with the suite's
+    ``SHUFFLE_PARTITIONS`` (a runtime SQL setting, so a session stopped and started again gets it
+    too). Over Connect the server starts with it (``connect_server.SERVER_CONF``)."""
+    if item.get_closest_marker("spark") is None or _connect_run():
         return
+    from connect_server import SHUFFLE_PARTITIONS
+
     from fs_compat.spark import spark_session
 
-    spark = spark_session()
-    if not any(s is spark for s in _shuffle_set):
-        spark.conf.set("spark.sql.shuffle.partitions", SHUFFLE_PARTITIONS)
-        _shuffle_set[:] = [spark]
+    spark_session().conf.set("spark.sql.shuffle.partitions", SHUFFLE_PARTITIONS)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -129,7 +124,7 @@ def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | No
     A process cannot hold a classic session and a local Connect session at once (PySpark's
     builder refuses a second kind), so the Connect run is a pytest process of its own (see the
     Makefile's ``test-connect``)."""
-    if os.environ.get(CONNECT_ENV, "") in ("", "0"):
+    if not _connect_run():
         yield None
         return
     remote = os.environ.get("SPARK_REMOTE")
