@@ -37,7 +37,7 @@ unit: $(STAMP)
 unit-connect: $(STAMP)
 	FS_COMPAT_TEST_CONNECT=1 $(VENV)/bin/pytest -q -m spark
 
-# The whole Connect matrix: the tests marked classic_only run over Connect too (README, "Test targets").
+# The whole Connect matrix: the tests marked classic_only run over Connect too (README, "Set-up").
 unit-connect-all: $(STAMP)
 	FS_COMPAT_TEST_CONNECT=1 FS_COMPAT_TEST_CONNECT_ALL=1 $(VENV)/bin/pytest -q -m spark
 
