@@ -42,7 +42,7 @@ from fs_compat.runtime import (
 from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
 from ._checkpointing import CheckpointConfig, CheckpointingMode
 from ._errors import job_failure
-from ._format import collected, printed_text
+from ._format import collected, print_prefix, printed_text
 from ._functions import (
     BroadcastProcessFunction,
     CoFlatMapFunction,
@@ -120,6 +120,12 @@ class _Lambda:
 
     def __repr__(self) -> str:
         return repr(self._fn)
+
+
+def _checked_parallelism(parallelism: int) -> int:
+    if parallelism < 1:
+        raise ValueError(f"parallelism must be >= 1, got {parallelism}")
+    return parallelism
 
 
 def _key_fn(key_selector: Any) -> Callable[[Any], Any]:
@@ -296,9 +302,7 @@ class DataStream(Generic[T]):
 
     def set_parallelism(self, parallelism: int) -> DataStream[T]:
         """How many parallel instances run the step that produces this stream (>= 1)."""
-        if parallelism < 1:
-            raise ValueError(f"parallelism must be >= 1, got {parallelism}")
-        self._node.parallelism = parallelism
+        self._node.parallelism = _checked_parallelism(parallelism)
         return self
 
     def set_max_parallelism(self, max_parallelism: int) -> DataStream[T]:
@@ -572,17 +576,26 @@ class DataStream(Generic[T]):
         return DataStream(self._env, node, output_type)
 
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
-        """Print every value (prefixed with ``sink_identifier> ``) when the job runs."""
-        prefix = f"{sink_identifier}> " if sink_identifier else ""
+        """Print every value when the job runs, prefixed as Flink's print sink does: with
+        ``sink_identifier> ``, and when the sink runs in parallel (the job's parallelism, or the
+        sink's ``set_parallelism``) with the printing instance's number, ``N> `` or
+        ``sink_identifier:N> `` (N from 1). The instance is its input's when the two have the same
+        parallelism (Flink chains them), the key's on a ``KeyedStream``, else round-robin."""
         # PyFlink prints pickled values (no declared output type) with Python's ``str``, rows
         # as its Python side makes them text, other values of a declared type as Flink's Java
         # side shows them.
         show = printed_text(self._output_type)
 
-        def emit(value: Any) -> None:
-            print(prefix + show(value))
+        def writer(index: int, parallelism: int) -> Callable[[Any], None]:
+            prefix = print_prefix(sink_identifier, index, parallelism)
 
-        return self._env._add_sink(SinkNode("Print", [self._edge()], consume=emit))
+            def emit(value: Any) -> None:
+                print(prefix + show(value))
+
+            return emit
+
+        node = SinkNode("Print", [self._edge()], consume=writer(0, 1), writer=writer)
+        return self._env._add_sink(node)
 
     @overload
     def execute_and_collect(
@@ -1089,7 +1102,9 @@ class DataStreamSink:
         return self
 
     def set_parallelism(self, parallelism: int) -> DataStreamSink:
-        """Accepted and ignored: a sink runs where its input's step runs."""
+        """The sink's parallelism: a ``print()`` names its printing instance in each line when it
+        is above 1. Other sinks write where their input's step runs: accepted and ignored."""
+        self._node.parallelism = _checked_parallelism(parallelism)
         return self
 
     def set_description(self, description: str) -> DataStreamSink:
@@ -1193,9 +1208,7 @@ class StreamExecutionEnvironment:
 
     def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
         """The default number of parallel instances of every step (>= 1)."""
-        if parallelism < 1:
-            raise ValueError(f"parallelism must be >= 1, got {parallelism}")
-        self._parallelism = parallelism
+        self._parallelism = _checked_parallelism(parallelism)
         return self
 
     def get_parallelism(self) -> int:

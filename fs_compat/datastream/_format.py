@@ -129,6 +129,22 @@ def value_text(type_info: Any) -> Callable[[Any], str]:
     return lambda value: java_str(mark(value))
 
 
+def print_prefix(identifier: str | None, index: int, parallelism: int) -> str:
+    """What Flink's print sink puts before each line of instance ``index`` (from 0) of
+    ``parallelism``: the identifier, and the instance's number (from 1) when the sink runs in
+    parallel, then ``> ``; nothing for neither.
+
+    >>> [print_prefix(None, 0, 1), print_prefix("out", 0, 1)]
+    ['', 'out> ']
+    >>> [print_prefix(None, 1, 2), print_prefix("out", 0, 2)]
+    ['2> ', 'out:1> ']
+    """
+    prefix = identifier or ""
+    if parallelism > 1:
+        prefix += f"{':' if prefix else ''}{index + 1}"
+    return f"{prefix}> " if prefix else ""
+
+
 def printed_text(type_info: Any) -> Callable[[Any], str]:
     """How ``print()`` shows the values of a stream of ``type_info``: as ``value_text``, but a
     stream of rows (``Types.ROW`` / ``ROW_NAMED``) as PyFlink 2.3 prints it, which turns each

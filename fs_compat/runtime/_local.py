@@ -151,9 +151,14 @@ def _unroutable(
 
 
 def _consumer(task: Any) -> Callable[[Any], None] | None:
-    """A sink's ``consume``, which upstream tasks call directly; None for other tasks."""
+    """A sink's ``consume``, which upstream tasks call directly; None for other tasks and for a
+    sink with a ``writer`` (``_Task._outputs_of`` finds its instance)."""
     node = getattr(task, "node", None)
-    return node.consume if isinstance(node, SinkNode) else None
+    return node.consume if isinstance(node, SinkNode) and node.writer is None else None
+
+
+#: Where an instance's main outputs go: ``(task, input index, sink's consume or None)``.
+_Main = list[tuple["_Task", int, Callable[[Any], None] | None]]
 
 
 class _HasConfig(Protocol):
@@ -161,7 +166,19 @@ class _HasConfig(Protocol):
 
 
 class _Instance:
-    __slots__ = ("backend", "buffer", "on_watermark", "one_to_one", "op", "paths", "pending", "process", "rt")
+    __slots__ = (
+        "backend",
+        "buffer",
+        "main",
+        "on_watermark",
+        "one_to_one",
+        "op",
+        "paths",
+        "pending",
+        "process",
+        "rt",
+        "sink",
+    )
 
     def __init__(self, op: Operator, rt: OperatorRuntime) -> None:
         self.op = op
@@ -176,6 +193,9 @@ class _Instance:
         self.buffer: dict[bytes, tuple[Any, list[tuple[int, Any, int | None]]]] = {}
         #: Per input, its record path (``_Task._record_path``), built at its first record.
         self.paths: dict[int, Callable[..., None]] = {}
+        #: Where its main outputs go, and the one sink's consume (``_Task._outputs_of``).
+        self.main: _Main = []
+        self.sink: Callable[[Any], None] | None = None
 
 
 class CountedConsume:
@@ -192,6 +212,60 @@ class CountedConsume:
     def __call__(self, value: Any) -> None:
         self.counter[0] += 1
         self.consume(value)
+
+
+class SinkInstances:
+    """The parallel instances of a sink with a ``writer`` (``SinkNode``), and which of them takes
+    a value, as in Flink: on a keyed input, the instance of the value's key group; on a custom
+    partitioned one, the partitioner's (``route_custom``); from an
+    upstream subtask of an input with the sink's parallelism, the same instance (Flink chains the
+    sink to its input); otherwise round-robin from the first instance (Flink's rebalance starts
+    at a random one).
+
+    >>> from ._plan import Edge, SourceNode
+    >>> shown = []
+    >>> sink = SinkNode("Print", [Edge(SourceNode("s"))], writer=lambda i, p: lambda v: shown.append((i, v)))
+    >>> instances = SinkInstances(sink, 2)
+    >>> instances.take("a", subtask=1, upstream=2); instances.take("b"); instances.take("c")
+    >>> shown
+    [(1, 'a'), (0, 'b'), (1, 'c')]
+    """
+
+    def __init__(self, node: SinkNode, parallelism: int, max_parallelism: int = MAX_PARALLELISM) -> None:
+        assert node.writer is not None
+        self.node = node
+        self.parallelism = parallelism
+        self.writers = [node.writer(index, parallelism) for index in range(parallelism)]
+        edge = node.inputs[0]
+        self._keyed = (
+            (edge.key_selector, KeyEncoder(edge.key_codec, max_parallelism))
+            if edge.key_selector is not None
+            else None
+        )
+        self._partitioner = edge.partitioner
+        self._next = 0
+
+    def forwarded(self, subtask: int, upstream: int) -> Callable[[Any], None] | None:
+        """The instance that takes every value of ``subtask`` of an input with ``upstream``
+        subtasks, when that is one instance (a forward edge); else None."""
+        if self._keyed is None and self._partitioner is None and upstream == self.parallelism:
+            return self.writers[subtask]
+        return None
+
+    def take(self, value: Any, subtask: int | None = None, upstream: int = 0) -> None:
+        """Hand ``value`` to its instance; ``subtask`` of ``upstream`` emitted it (None: unknown)."""
+        if subtask is not None and (write := self.forwarded(subtask, upstream)) is not None:
+            write(value)
+        elif self._keyed is not None:
+            selector, encoder = self._keyed
+            _key, _kb, kg = route_key(self.node.name, selector, encoder, value)
+            self.writers[subtask_of(kg, self.parallelism, encoder.max_parallelism)](value)
+        elif self._partitioner is not None:
+            self.writers[route_custom(self.node.name, self._partitioner, value, self.parallelism)](value)
+        else:
+            index = self._next
+            self._next = (index + 1) % self.parallelism
+            self.writers[index](value)
 
 
 #: A timestamp assigner looks at the clock for its periodic watermark once every this many
@@ -268,8 +342,10 @@ class _Task:
         # Where main outputs go: ``(task, input index, sink's consume or None)``; ``_sink`` when
         # that is one sink (a counting sink's ``consume``, its counter in ``_counter``); ``_only``,
         # the one instance. Set by ``start``, once ``down`` is wired.
-        self._main: list[tuple[_Task, int, Callable[[Any], None] | None]] = []
+        self._main: _Main = []
         self._sink: Callable[[Any], None] | None = None
+        #: A sink's instances, when it has a ``writer`` (``sink_instances``).
+        self._sink_instances: SinkInstances | None = None
         self._counter: list[int] | None = None
         self._only: _Instance | None = None
         #: Whether this task runs only some of the node's subtasks (an engine's task), whose
@@ -302,9 +378,32 @@ class _Task:
             task = TaskInfo(node.name, p, index, cfg.max_parallelism, 0, dict(cfg.job_parameters))
             rt = OperatorRuntime(task, backend, cfg.clock)
             inst = _Instance(node.operator_factory(), rt)
+            inst.main, inst.sink = self._outputs_of(index, p)
             self.instances.append(inst)
             self._guard("open", None, None, inst.op.open, rt)
         self._only = self.instances[0] if len(self.instances) == 1 else None
+
+    def _outputs_of(self, index: int, p: int) -> tuple[_Main, Callable[[Any], None] | None]:
+        """Where instance ``index`` of ``p`` sends its main outputs, and its one sink's consume:
+        the task's, with a sink's instance in place of a sink with a ``writer`` where the
+        instance forwards to it (``SinkInstances.forwarded``; else it is pushed to)."""
+        pushed = (getattr(task, "node", None) for task, _i, consume in self._main if consume is None)
+        if not any(isinstance(node, SinkNode) for node in pushed):
+            return self._main, self._sink
+        main: _Main = [
+            (task, i, consume if consume is not None else task.sink_instances().forwarded(index, p))
+            for task, i, consume in self._main
+        ]
+        return main, main[0][2] if len(main) == 1 else None
+
+    def sink_instances(self) -> SinkInstances:
+        """A sink's instances (a sink with a ``writer``), made at the first call."""
+        if self._sink_instances is None:
+            node, cfg = self.node, self.runner.config
+            assert isinstance(node, SinkNode)
+            p = node.parallelism or cfg.parallelism
+            self._sink_instances = SinkInstances(node, p, cfg.max_parallelism)
+        return self._sink_instances
 
     def _key_codec(self) -> Any:
         for edge in self.node.inputs:
@@ -342,7 +441,10 @@ class _Task:
             if inst.pending:
                 self._fire_processing_timers(inst)
         elif route == _SINK:
-            self.node.consume(value)  # type: ignore[attr-defined]
+            if self.node.writer is None:  # type: ignore[attr-defined]
+                self.node.consume(value)  # type: ignore[attr-defined]
+            else:
+                self.sink_instances().take(value)
         elif route == _ASSIGN:
             self._assign(value, ts)
         elif route == _BROADCAST:
@@ -372,7 +474,7 @@ class _Task:
         if (
             inst is None
             or inst.one_to_one is None
-            or self._sink is None
+            or inst.sink is None
             or self._batch
             or self._routes[input_index] != _REBALANCE
         ):
@@ -401,13 +503,13 @@ class _Task:
                     raise
                 except Exception as exc:
                     raise StepError(where(exc, key, value, "function")) from exc
-                emit(outs, ts, key, value)
+                emit(inst, outs, ts, key, value)
 
             return run
-        sink, counter = self._sink, self._counter
-        to_main: Callable[[Any, int | None], None] = self._to_main
-        if sink is None and len(self._main) == 1:  # ``_to_main`` of one task: its ``sender``
-            down, down_index, _ = self._main[0]
+        sink, counter = inst.sink, self._counter
+        to_main: Callable[[Any, int | None], None] = functools.partial(self._to_main, inst.main)
+        if sink is None and len(inst.main) == 1:  # ``_to_main`` of one task: its ``sender``
+            down, down_index, _ = inst.main[0]
             sender = getattr(down, "sender", None)  # a task's; other consumers (an engine's) push
             to_main = sender(down_index) if sender is not None else functools.partial(down.push, down_index)
 
@@ -477,7 +579,7 @@ class _Task:
         name, run = self.node.name, self._record_path(inst, input_index)
         # A map into one sink (``bench/w1.py --only local``: the in-process W1) delivers inline,
         # the count added once per call: ``run`` per record cost 7-9 % there (bench/README).
-        one, sink, counter, sent = inst.one_to_one, self._sink, self._counter, 0
+        one, sink, counter, sent = inst.one_to_one, inst.sink, self._counter, 0
         direct = one is not None and sink is not None
         shape, conform = inst.op.one_to_one_check or (None, None)
         rt, where = inst.rt, self._where
@@ -529,15 +631,17 @@ class _Task:
             run = inst.paths[input_index] = self._record_path(inst, input_index)
         run(value, ts, key)
 
-    def _emit(self, outs: Iterable[Any] | None, ts: int | None, key: Any, record: Any) -> None:
-        """Send outputs on: a SideOutput to the consumers of its tag, any other value to the
-        main output's (the one sink's ``consume`` directly). Every output of the step leaves
+    def _emit(
+        self, inst: _Instance, outs: Iterable[Any] | None, ts: int | None, key: Any, record: Any
+    ) -> None:
+        """Send ``inst``'s outputs on: a SideOutput to the consumers of its tag, any other value
+        to the main output's (the one sink's ``consume`` directly). Every output of the step leaves
         through here (of records, timers, watermarks, end of input and checkpoints), but a map's
         in ``_record_path``. A failure downstream is a StepError naming this step, the key and the
         record (``key`` and ``record`` None where there is none)."""
         if outs is None:
             return
-        sink, sent = self._sink, 0
+        sink, sent = inst.sink, 0
         try:
             for out in outs:
                 if isinstance(out, SideOutput):
@@ -546,7 +650,7 @@ class _Task:
                     sink(out)
                     sent += 1
                 else:
-                    self._to_main(out, ts)
+                    self._to_main(inst.main, out, ts)
         except StepError:
             raise
         except Exception as exc:
@@ -555,9 +659,11 @@ class _Task:
         if counter is not None:
             counter[0] += sent
 
-    def _to_main(self, out: Any, ts: int | None) -> None:
-        """Hand ``out`` to every consumer of the main output (a sink's ``consume`` directly)."""
-        for task, index, consume in self._main:
+    @staticmethod
+    def _to_main(main: _Main, out: Any, ts: int | None) -> None:
+        """Hand ``out`` to every consumer of the main output ``main`` (an instance's: a sink's
+        ``consume`` directly)."""
+        for task, index, consume in main:
             if consume is not None:
                 consume(out)
             else:
@@ -657,14 +763,15 @@ class _Task:
             self._fire(inst, ts, key, TimeDomain.EVENT_TIME)
         if inst.on_watermark is not None:
             rt.timestamp = rt.time_domain = None
-            self._emit(self._guard("on_watermark", None, None, inst.on_watermark, wm, rt), None, None, None)
+            outs = self._guard("on_watermark", None, None, inst.on_watermark, wm, rt)
+            self._emit(inst, outs, None, None, None)
 
     def checkpoint(self, checkpoint_id: int) -> None:
         """Every instance's ``on_checkpoint`` (its state is about to be saved); outputs go on."""
         for inst in self.instances:
             inst.rt.timestamp = inst.rt.time_domain = None
             outs = self._guard("on_checkpoint", None, None, inst.op.on_checkpoint, checkpoint_id, inst.rt)
-            self._emit(outs, None, None, None)
+            self._emit(inst, outs, None, None, None)
 
     def _fire(self, inst: _Instance, ts: int, key: Any, domain: TimeDomain) -> None:
         rt = inst.rt
@@ -673,7 +780,7 @@ class _Task:
         rt.timestamp = ts if domain is TimeDomain.EVENT_TIME else None
         rt.time_domain = domain
         outs = self._guard("on_timer", key, None, inst.op.on_timer, ts, rt)
-        self._emit(outs, ts if domain is TimeDomain.EVENT_TIME else None, key, None)
+        self._emit(inst, outs, ts if domain is TimeDomain.EVENT_TIME else None, key, None)
         rt.time_domain = None
 
     def _fire_processing_timers(self, inst: _Instance) -> None:
@@ -699,7 +806,7 @@ class _Task:
             for inst in self.instances:
                 inst.rt.timestamp = None
                 outs = self._guard("end_input", None, None, inst.op.end_input, inst.rt)
-                self._emit(outs, None, None, None)
+                self._emit(inst, outs, None, None, None)
             for inst in self.instances:
                 self._guard("close", None, None, inst.op.close)
         if not isinstance(self.node, SinkNode):

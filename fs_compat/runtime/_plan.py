@@ -105,9 +105,15 @@ class TimestampNode(Node):
 
 @attrs.define(eq=False)
 class SinkNode(Node):
-    """Hands every value of its input to ``consume``."""
+    """Hands every value of its input to ``consume``.
+
+    A sink whose output shows which of its parallel instances wrote a value (PyFlink's
+    ``print()`` names it) also has a ``writer``: ``writer(index, parallelism)`` is instance
+    ``index``'s ``consume``. Its parallelism is its own ``parallelism`` or the job's. Engines hand
+    a value to the instance Flink would (``SinkInstances``)."""
 
     consume: Callable[[Any], None] | None = None
+    writer: Callable[[int, int], Callable[[Any], None]] | None = None
 
 
 def upstream_of(sinks: Sequence[Node]) -> list[Node]:

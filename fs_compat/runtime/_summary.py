@@ -186,10 +186,24 @@ def _count_inputs(runner: LocalRunner) -> dict[int, list[int]]:
         counter = counters[node.id] = [0] * len(node.inputs)
         if isinstance(node, SinkNode):
             assert node.consume is not None
-            task.node = attrs.evolve(node, consume=CountedConsume(node.consume, counter))
+            consume = CountedConsume(node.consume, counter)
+            task.node = attrs.evolve(node, consume=consume, writer=_counted_writer(node.writer, counter))
         else:
             task.push = counted_push(task.push, counter)  # type: ignore[method-assign,assignment]
     return counters
+
+
+def _counted_writer(
+    writer: Callable[[int, int], Callable[[Any], None]] | None, counter: list[int]
+) -> Callable[[int, int], Callable[[Any], None]] | None:
+    """A sink's ``writer`` whose instances count what they are given in ``counter[0]``."""
+    if writer is None:
+        return None
+
+    def counted(index: int, parallelism: int) -> Callable[[Any], None]:
+        return CountedConsume(writer(index, parallelism), counter)
+
+    return counted
 
 
 def counted_push(

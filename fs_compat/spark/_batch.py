@@ -50,6 +50,7 @@ from fs_compat.runtime import (
     LocalConfig,
     Node,
     OperatorNode,
+    SinkInstances,
     SinkNode,
     SourceNode,
     StepError,
@@ -246,15 +247,16 @@ def _stage(
     return frame
 
 
-def _collect(frame: _Frame, tag: str | None, origins: bool = False) -> list[Any]:
+def _collect(frame: _Frame, tag: str | None, origins: bool = False, channels: bool = False) -> list[Any]:
     """The values of ``frame``'s output ``tag``, in order; with ``origins``, ``(origin, value)``
-    pairs (``LocalConfig.origins``)."""
+    pairs (``LocalConfig.origins``); with ``channels``, ``(channel, value)`` pairs (the channel:
+    the subtask that emitted the value)."""
     from pyspark.sql import functions as F  # noqa: N812
 
     col = F.col("tag")
     df = frame.events().where((col.isNull() if tag is None else col == tag) & F.col("wm").isNull())
     try:
-        rows = df.orderBy("seq", "ch").select("v", "seq").collect()
+        rows = df.orderBy("seq", "ch").select("v", "ch" if channels else "seq").collect()
     except Exception as exc:
         # A failed user function arrives as a Spark exception whose text holds the task's
         # Python traceback; surface it as the StepError (...) it was.
@@ -264,6 +266,8 @@ def _collect(frame: _Frame, tag: str | None, origins: bool = False) -> list[Any]
         raise error  # noqa: B904 - user_error chose how Spark's exception is chained
     if origins:
         return [(origin_of(row[1]), pickle.loads(row[0])) for row in rows]
+    if channels:
+        return [(row[1], pickle.loads(row[0])) for row in rows]
     return [pickle.loads(row[0]) for row in rows]
 
 
@@ -356,9 +360,17 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig, job_name: 
                 if isinstance(sink, SinkNode):
                     assert sink.consume is not None
                     edge = sink.inputs[0]
+                    frame = frames[edge.source.id]
+                    parallel = sink.writer is not None and not config.origins
                     with described_jobs(spark, job_name, _description(job_name, sink)):
-                        values = _collect(frames[edge.source.id], edge.side_tag, config.origins)
+                        values = _collect(frame, edge.side_tag, config.origins, channels=parallel)
                     counters.sink_received(sink, len(values))
+                    if parallel:  # each value to the sink's instance that writes it
+                        p = sink.parallelism or config.parallelism
+                        instances = SinkInstances(sink, p, config.max_parallelism)
+                        for ch, value in values:
+                            instances.take(value, ch, frame.channels)
+                        continue
                     for value in values:
                         sink.consume(value)
     finally:

@@ -65,6 +65,7 @@ from fs_compat.runtime import (
     OperatorNode,
     OperatorRuntime,
     RuntimeMode,
+    SinkInstances,
     SinkNode,
     SourceNode,
     summarize,
@@ -77,7 +78,7 @@ from ._events import watermark_column
 from ._session import spark_master
 from ._ship import ship_user_code
 from ._stream import _END as END
-from ._stream import END_COLUMN, StreamPlanError, stream_dataframe
+from ._stream import CHANNEL_COLUMN, END_COLUMN, StreamPlanError, stream_dataframe
 
 #: The watermark of the end of the input for good (``run_stream_epochs``'s ``end``): Flink's
 #: ``Long.MAX_VALUE``.
@@ -187,18 +188,27 @@ def _schema() -> Any:
 
 class _Collect:
     """``foreachBatch``: each micro-batch's values (pickled), in order, into a file of their own
-    named by the micro-batch's id (a re-run micro-batch replaces it)."""
+    named by the micro-batch's id (a re-run micro-batch replaces it); with ``channels``,
+    ``(channel, value)`` pairs (``stream_dataframe``'s ``channels``)."""
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, channels: bool = False) -> None:
         self.folder = folder
+        self.channels = channels
 
     def __call__(self, batch: Any, batch_id: int) -> None:
-        values = [row[0] for row in batch.select("value").collect()]
+        if self.channels:
+            values = [(row[0], row[1]) for row in batch.select("value", CHANNEL_COLUMN).collect()]
+        else:
+            values = [row[0] for row in batch.select("value").collect()]
         _write_atomically(Path(self.folder) / f"{batch_id:09d}.pkl", pickle.dumps(values, protocol=5))
 
 
-def _collected(folder: Path) -> list[Any]:
-    return [pickle.loads(v) for path in sorted(folder.glob("*.pkl")) for v in pickle.loads(path.read_bytes())]
+def _collected(folder: Path, channels: bool = False) -> list[Any]:
+    """What ``_Collect`` wrote to ``folder``: the values, or ``(channel, value)`` pairs."""
+    rows = [row for path in sorted(folder.glob("*.pkl")) for row in pickle.loads(path.read_bytes())]
+    if channels:
+        return [(ch, pickle.loads(v)) for v, ch in rows]
+    return [pickle.loads(v) for v in rows]
 
 
 def _setting(spark: Any, key: str, default: int) -> int:
@@ -264,6 +274,7 @@ class _Job:
         results = []
         for k, sink in enumerate(self.outputs):
             edge = sink.inputs[0]
+            channels = sink.writer is not None
             out = Path(tempfile.mkdtemp(prefix=f"out-{k}-", dir=self.root))
             # Built anew for each run: the run restores its key groups from the checkpoint.
             df = stream_dataframe(
@@ -273,23 +284,33 @@ class _Job:
                 self.config,
                 None,
                 clock=self.config.clock,
+                channels=channels,
             )
             query = (
-                df.writeStream.foreachBatch(_Collect(str(out)))
+                df.writeStream.foreachBatch(_Collect(str(out), channels))
                 .option("checkpointLocation", str(checkpoints / f"checkpoint-{k}"))
                 .trigger(availableNow=True)
                 .start()
             )
             await_query(query)
-            results.append(_collected(out))
+            results.append(_collected(out, channels))
             shutil.rmtree(out, ignore_errors=True)
         return results
 
     def consume(self, results: Sequence[list[Any]]) -> None:
-        """Hand each sink its values."""
+        """Hand each sink its values: a sink with a ``writer``, ``(channel, value)`` pairs, each
+        value to the sink's instance that writes it (``SinkInstances``)."""
+        cfg = self.config
         for sink, values in zip(self.outputs, results, strict=True):
             self.counts[(sink.id, 0)] = self.counts.get((sink.id, 0), 0) + len(values)
             assert sink.consume is not None
+            if sink.writer is not None:
+                upstream = sink.inputs[0].source
+                up = (upstream.parallelism or cfg.parallelism) if isinstance(upstream, OperatorNode) else 1
+                instances = SinkInstances(sink, sink.parallelism or cfg.parallelism, cfg.max_parallelism)
+                for ch, value in values:
+                    instances.take(value, ch, up)
+                continue
             for value in values:
                 sink.consume(value)
 

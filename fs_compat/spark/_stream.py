@@ -390,8 +390,11 @@ def stream_dataframe(
     config: LocalConfig,
     output_type: Any,
     clock: Callable[[], int] | None = None,
+    channels: bool = False,
 ) -> Any:
-    """The streaming DataFrame of ``node``'s output ``tag`` (see the module docstring)."""
+    """The streaming DataFrame of ``node``'s output ``tag`` (see the module docstring); with
+    ``channels``, and a column ``ch``: the subtask of the keyed step a row comes out of (null for
+    rows of a stateless pass from a source)."""
     if config.mode is RuntimeMode.BATCH:
         raise StreamPlanError(
             "BATCH execution mode needs bounded input; this job reads a streaming DataFrame"
@@ -451,7 +454,8 @@ def stream_dataframe(
         schema = pre_schema
         if last:  # plus the column the calls' metrics travel in (``_progress``; dropped after it)
             fn.metrics_column = METRICS_COLUMN
-            schema = _with_metrics(out.schema)
+            fn.channel_column = CHANNEL_COLUMN if channels else None
+            schema = _with_metrics(out.schema, channels)
         df = _union(inputs)
         if i == 0:
             df = observe(df, 0, "events")
@@ -464,7 +468,7 @@ def stream_dataframe(
     outputs = [
         frames[f.start.id]
         if f.source is None
-        else f.source.handle.mapInArrow(_stateless(f, config, out), out.schema)
+        else _no_channel(f.source.handle.mapInArrow(_stateless(f, config, out), out.schema), channels)
         for f in _once_per_step(shape.into(None))
     ]
     from ._read_state import remember_job  # that module reads this one's plans
@@ -505,11 +509,29 @@ def _source_names(feed: Feed) -> list[str] | None:
     return _reader(feed.source).names
 
 
-def _with_metrics(schema: Any) -> Any:
-    """``schema`` and the column the calls' metrics travel in (``METRICS_COLUMN``)."""
+def _with_metrics(schema: Any, channels: bool = False) -> Any:
+    """``schema`` and the column the calls' metrics travel in (``METRICS_COLUMN``); with
+    ``channels``, and the emitting subtask's (``CHANNEL_COLUMN``), which stays after the metrics'
+    is dropped."""
     from pyspark.sql import types as st
 
-    return st.StructType([*schema.fields, st.StructField(METRICS_COLUMN, st.BinaryType(), True)])
+    fields = [*schema.fields, st.StructField(METRICS_COLUMN, st.BinaryType(), True)]
+    if channels:
+        fields.append(st.StructField(CHANNEL_COLUMN, st.LongType(), True))
+    return st.StructType(fields)
+
+
+#: ``stream_dataframe``'s column of the subtask each row comes out of (``channels``).
+CHANNEL_COLUMN = "ch"
+
+
+def _no_channel(df: Any, channels: bool) -> Any:
+    """``df`` (rows of a stateless pass) with a null ``CHANNEL_COLUMN`` when ``channels``."""
+    if not channels:
+        return df
+    from pyspark.sql import functions as F  # noqa: N812
+
+    return df.withColumn(CHANNEL_COLUMN, F.lit(None).cast("long"))
 
 
 #: The state store provider ``transformWithStateInPandas`` needs, and Spark's default (which it
@@ -1287,6 +1309,9 @@ class _KeyGroups:
         )
         #: The output's extra column for the call's metrics (the job's output only; ``_progress``).
         self.metrics_column: str | None = None
+        #: The output's column of the subtask the rows come out of (``stream_dataframe``'s
+        #: ``channels``), after the metrics'.
+        self.channel_column: str | None = None
         self._metrics: bytes | None = None  # what the current call added to its steps' metrics
 
     def _new_group(self, kg: int) -> _Group:
@@ -1330,6 +1355,12 @@ class _KeyGroups:
                 frame[self.metrics_column] = pd.Series(
                     [None] * len(results) + ([metrics] if metrics is not None else []), dtype=object
                 )
+                if self.channel_column is not None:
+                    p = self.keyed.parallelism or self.config.parallelism
+                    index = subtask_of(kg, p, self.config.max_parallelism)
+                    frame[self.channel_column] = pd.Series(
+                        [index] * len(results) + ([None] if metrics is not None else []), dtype=object
+                    )
             yield pd.DataFrame(frame)
 
     def _marks(self, row: _StateRow | None, batch: dict[int, int]) -> tuple[int | None, ...]:

@@ -50,5 +50,10 @@ def test_count_window_average_prints_the_documented_output(
         CountWindowAverage()
     ).print()
     env.execute()
-    # "the printed output will be (1,4) and (1,5)": PyFlink prints pickled values with str().
-    assert capsys.readouterr().out.splitlines() == ["(1, 4)", "(1, 5)"]
+    # "the printed output will be (1,4) and (1,5)": PyFlink prints pickled values with str(). At
+    # parallelism 2 Flink's print names the instance that prints key 1's outputs: one of the two.
+    lines = capsys.readouterr().out.splitlines()
+    if parallelism == 1:
+        assert lines == ["(1, 4)", "(1, 5)"]
+    else:
+        assert lines in (["1> (1, 4)", "1> (1, 5)"], ["2> (1, 4)", "2> (1, 5)"])
