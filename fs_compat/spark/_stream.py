@@ -361,12 +361,14 @@ class _Spread:
         self.groups = groups_of(feed.end, config)
         self.next = start % len(self.groups)
 
-    def __call__(self, values: Sequence[Any]) -> list[int]:
+    def __call__(self, values: Sequence[Any], start: int | None = None) -> list[int]:
+        """Each of ``values``' key group; a round-robin round starts at group ``start`` (modulo
+        the groups), else where the last call's ended."""
         groups, p = self.groups, len(self.groups)
         if self.partitioner is not None:
             step, partitioner = self.step, self.partitioner
             return [groups[route_custom(step, partitioner, v, p)] for v in values]
-        start = self.next
+        start = self.next if start is None else start % p
         self.next = (start + len(values)) % p
         return [groups[(start + j) % p] for j in range(len(values))]
 
@@ -1677,8 +1679,7 @@ class _NextStep:
         seqs: Sequence[int] = range(kg << 40, (kg << 40) + len(values))
         vs, stamps = _dumps_all(values), [t for _v, t in results]
         if self.spread is not None:
-            self.spread.next = kg % len(self.spread.groups)
-            kgs, keys = self.spread(values), [None] * len(values)
+            kgs, keys = self.spread(values, start=kg), [None] * len(values)
         elif self.key_selector is None:
             seqs, vs, stamps, kgs, keys = _to_every_group(self.groups, seqs, vs, stamps)
         else:
