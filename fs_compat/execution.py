@@ -218,6 +218,24 @@ def _default_session() -> Any:
     return spark_session()
 
 
+def sink_query(
+    spark: Any,
+    sink: _runtime.SinkNode,
+    config: _runtime.LocalConfig,
+    checkpoint_location: str,
+    trigger: dict[str, Any],
+    *,
+    clock: Callable[[], int] | None = None,
+) -> Any:
+    """Start the Structured Streaming query that feeds a plan's own ``sink`` (``print()``) on
+    the driver, for a plan that reads a streaming DataFrame (``fs_compat.spark.start_sink_query``);
+    returns the StreamingQuery."""
+    from fs_compat.spark import start_sink_query
+
+    bind_sources(_runtime.upstream_of([sink]), SPARK, lambda: spark)
+    return start_sink_query(sink, config, checkpoint_location, trigger, clock=clock)
+
+
 def spark_dataframe(
     spark: Any,
     node: _runtime.Node,

@@ -21,7 +21,7 @@ from fs_compat.common.internal import (
     exact_class,
     has_float32,
 )
-from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, spark_dataframe
+from fs_compat.execution import SPARK, job_defaults, resolve_target, run_plan, sink_query, spark_dataframe
 from fs_compat.java_gateway import JavaObjectStandIn
 from fs_compat.runtime import (
     Edge,
@@ -1479,7 +1479,9 @@ class StreamExecutionEnvironment:
         return JobExecutionResult(name, self._run(sinks, name))
 
     def _execute_streaming(self, sinks: Sequence[SinkNode], job_name: str) -> JobExecutionResult:
-        """Start one Structured Streaming query per connector sink and wait until they stop.
+        """Start one Structured Streaming query per connector sink and per ``print()`` (which
+        prints each micro-batch on the driver: ``fs_compat.spark.start_sink_query``) and wait
+        until they stop.
 
         Each query checkpoints to ``<dir>/<sink uid or name>`` (``_checkpoint_folders``), where
         ``<dir>`` is the configured ``execution.checkpointing.dir`` (Flink's key; ``state.checkpoints.dir`` is
@@ -1489,12 +1491,13 @@ class StreamExecutionEnvironment:
         default trigger (a micro-batch as soon as the previous one ended)."""
         import tempfile
 
-        plain = [s for s in sinks if s.id not in self._connector_sinks]
+        # Connector sinks write through Spark; print() prints each micro-batch on the driver.
+        plain = [s for s in sinks if s.id not in self._connector_sinks and s.writer is None]
         if plain:
             raise ValueError(
                 f"this job reads an unbounded source (a streaming query), and sink {plain[0].name!r} "
-                "needs the job to end: write with a connector sink (ds.sink_to(FileSink/KafkaSink ...)), "
-                "or start ds.to_dataframe().writeStream...start() yourself"
+                "needs the job to end: write with a connector sink (ds.sink_to(FileSink/KafkaSink ...)) "
+                "or print(), or start ds.to_dataframe().writeStream...start() yourself"
             )
         if self._target() != SPARK:
             raise NotImplementedError(
@@ -1513,6 +1516,10 @@ class StreamExecutionEnvironment:
         trigger = _trigger(self._settings.get(_TRIGGER_KEY, ""))
         queries = []
         for node, folder in zip(sinks, _checkpoint_folders(sinks), strict=True):
+            if node.id not in self._connector_sinks:  # print()
+                path = os.path.join(base, folder)
+                queries.append(sink_query(spark, node, config, path, trigger, clock=self._clock))
+                continue
             sink, _writer, stream = self._connector_sinks.pop(node.id)
             write = sink._stream_write(stream._output_type)
             records = stream._stateless_map(f"{node.name}: Records", write.encode, write.record_type)

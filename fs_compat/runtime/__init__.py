@@ -17,6 +17,8 @@ from ._local import (
     route_key,
     route_keys,
     run_local,
+    sink_taker,
+    upstream_width,
 )
 from ._metrics import METRIC_KINDS, MetricValue, merge_metrics, snapshot_metrics
 from ._operator import (
@@ -133,6 +135,7 @@ __all__ = [
     "row_fields",
     "run_local",
     "run_local_summarized",
+    "sink_taker",
     "snapshot_metrics",
     "stable_pickle",
     "state_size",
@@ -140,4 +143,5 @@ __all__ = [
     "summarize",
     "unpicklable_message",
     "upstream_of",
+    "upstream_width",
 ]

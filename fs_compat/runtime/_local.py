@@ -268,6 +268,24 @@ class SinkInstances:
             self.writers[index](value)
 
 
+def sink_taker(sink: SinkNode, config: LocalConfig, upstream: int) -> Callable[[Any, int | None], None]:
+    """How an engine hands ``sink`` the values it collected for it, with the channel (the
+    subtask of ``upstream`` subtasks that emitted each, None: unknown): to the sink's instance
+    that writes it (``SinkInstances``, kept from call to call), or to its ``consume``."""
+    if sink.writer is None:
+        consume = sink.consume
+        assert consume is not None
+        return lambda value, _channel: consume(value)
+    instances = SinkInstances(sink, sink.parallelism or config.parallelism, config.max_parallelism)
+    return lambda value, channel: instances.take(value, channel, upstream)
+
+
+def upstream_width(sink: SinkNode, config: LocalConfig) -> int:
+    """How many subtasks the step feeding ``sink`` runs as (1 for a source or timestamp assigner)."""
+    node = sink.inputs[0].source
+    return (node.parallelism or config.parallelism) if isinstance(node, OperatorNode) else 1
+
+
 #: A timestamp assigner looks at the clock for its periodic watermark once every this many
 #: records (and at its first): a clock read per record would cost more than the rest of the
 #: assigner's work, and a watermark a few records late is one Flink's timer thread could emit too.

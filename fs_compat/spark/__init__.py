@@ -29,6 +29,7 @@ from ._session import (
     spark_session,
 )
 from ._session import quiet_driver_worker as _quiet_driver_worker
+from ._sink_query import start_sink_query
 from ._stream import StreamPlanError, end_of_run, stream_dataframe
 
 _quiet_driver_worker()
@@ -58,6 +59,7 @@ __all__ = [
     "ship_python_files",
     "spark_master",
     "spark_session",
+    "start_sink_query",
     "stream_dataframe",
     "streams_built",
     "type_info_of",

@@ -50,12 +50,12 @@ from fs_compat.runtime import (
     LocalConfig,
     Node,
     OperatorNode,
-    SinkInstances,
     SinkNode,
     SourceNode,
     StepError,
     TimestampNode,
     end_order,
+    sink_taker,
     upstream_of,
 )
 
@@ -366,10 +366,9 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig, job_name: 
                         values = _collect(frame, edge.side_tag, config.origins, channels=parallel)
                     counters.sink_received(sink, len(values))
                     if parallel:  # each value to the sink's instance that writes it
-                        p = sink.parallelism or config.parallelism
-                        instances = SinkInstances(sink, p, config.max_parallelism)
+                        take = sink_taker(sink, config, frame.channels)
                         for ch, value in values:
-                            instances.take(value, ch, frame.channels)
+                            take(value, ch)
                         continue
                     for value in values:
                         sink.consume(value)

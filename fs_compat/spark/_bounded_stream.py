@@ -65,11 +65,12 @@ from fs_compat.runtime import (
     OperatorNode,
     OperatorRuntime,
     RuntimeMode,
-    SinkInstances,
     SinkNode,
     SourceNode,
+    sink_taker,
     summarize,
     upstream_of,
+    upstream_width,
 )
 
 from ._batch import collect_items
@@ -300,16 +301,13 @@ class _Job:
     def consume(self, results: Sequence[list[Any]]) -> None:
         """Hand each sink its values: a sink with a ``writer``, ``(channel, value)`` pairs, each
         value to the sink's instance that writes it (``SinkInstances``)."""
-        cfg = self.config
         for sink, values in zip(self.outputs, results, strict=True):
             self.counts[(sink.id, 0)] = self.counts.get((sink.id, 0), 0) + len(values)
             assert sink.consume is not None
             if sink.writer is not None:
-                upstream = sink.inputs[0].source
-                up = (upstream.parallelism or cfg.parallelism) if isinstance(upstream, OperatorNode) else 1
-                instances = SinkInstances(sink, sink.parallelism or cfg.parallelism, cfg.max_parallelism)
+                take = sink_taker(sink, self.config, upstream_width(sink, self.config))
                 for ch, value in values:
-                    instances.take(value, ch, up)
+                    take(value, ch)
                 continue
             for value in values:
                 sink.consume(value)

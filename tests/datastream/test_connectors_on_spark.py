@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from streaming_words import running_word_counts
 
 from fs_compat.common import (
     Configuration,
@@ -148,18 +149,8 @@ def _streaming_word_count(inputs: Path, out: Path, checkpoints: Path) -> None:
         "spark",
         **{"fs_compat.streaming.trigger": "available-now", "execution.checkpointing.dir": str(checkpoints)},
     )
-    source = (
-        FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(inputs))
-        .monitor_continuously(Duration.of_seconds(1))
-        .build()
-    )
     (
-        env.from_source(source, WatermarkStrategy.no_watermarks(), "lines")
-        .flat_map(str.split, Types.STRING())
-        .map(lambda w: (w, 1), Types.TUPLE([Types.STRING(), Types.INT()]))
-        .key_by(lambda t: t[0])
-        .reduce(lambda a, b: (a[0], a[1] + b[1]))
-        .sink_to(
+        running_word_counts(env, inputs).sink_to(
             FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
             .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
             .build()

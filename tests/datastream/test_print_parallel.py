@@ -6,12 +6,20 @@ stream, else round-robin from the first (Flink's rebalance starts at a random on
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from streaming_words import running_word_counts
 
-from fs_compat.common import Configuration
-from fs_compat.datastream import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment
+from fs_compat.common import Configuration, Duration, WatermarkStrategy
+from fs_compat.datastream import (
+    KeyedProcessFunction,
+    RuntimeContext,
+    SinkFunction,
+    StreamExecutionEnvironment,
+)
+from fs_compat.datastream.connectors.file_system import FileSource, StreamFormat
 from fs_compat.runtime import KeyEncoder, subtask_of
 
 _SPARK = [pytest.mark.spark, pytest.mark.slow]
@@ -41,6 +49,11 @@ def _instance(key: str, parallelism: int) -> int:
     """The parallel instance fs-compat gives ``key`` (pickled keys, default key groups)."""
     _kb, kg = KeyEncoder().locate(key)
     return subtask_of(kg, parallelism)
+
+
+class _Nothing(SinkFunction):  # type: ignore[type-arg]
+    def invoke(self, value: Any, context: Any) -> None:
+        pass
 
 
 class _Tagged(KeyedProcessFunction):  # type: ignore[type-arg]
@@ -117,3 +130,57 @@ def test_the_job_summary_counts_what_a_parallel_print_printed(capsys: Any) -> No
     assert summary is not None
     assert summary.step("Print").records_in == len(EVENTS)
     assert len(capsys.readouterr().out.splitlines()) == len(EVENTS)
+
+
+def _streaming_word_count(inputs: Path, checkpoints: Path, parallelism: int) -> None:
+    env = StreamExecutionEnvironment.get_execution_environment(
+        Configuration()
+        .set_string("execution.target", "spark")
+        .set_string("fs_compat.streaming.trigger", "available-now")
+        .set_string("execution.checkpointing.dir", str(checkpoints))
+    )
+    env.set_parallelism(parallelism)
+    running_word_counts(env, inputs).print()
+    env.execute()
+
+
+# foreachBatch runs in the Connect server's Python over Connect: its lines are printed there.
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.classic_only
+def test_a_streaming_job_prints_each_micro_batch_and_a_restart_continues_its_state(
+    capsys: Any, tmp_path: Path
+) -> None:
+    inputs, checkpoints = tmp_path / "in", tmp_path / "ck"
+    inputs.mkdir()
+    (inputs / "1.txt").write_text("a b a\nc a\n", encoding="utf-8")
+    capsys.readouterr()
+    _streaming_word_count(inputs, checkpoints, 2)
+    first = capsys.readouterr().out.splitlines()
+    expected = ["(a,1)", "(a,2)", "(a,3)", "(b,1)", "(c,1)"]
+    assert sorted(line.split("> ", 1)[1] for line in first) == expected
+    assert all(line.startswith(f"{_instance(line[4], 2) + 1}> ") for line in first)  # "N> (k,n)"
+    assert [line for line in first if "(a," in line] == [
+        f"{_instance('a', 2) + 1}> (a,{n})" for n in (1, 2, 3)
+    ]
+
+    (inputs / "2.txt").write_text("b a\n", encoding="utf-8")
+    _streaming_word_count(inputs, checkpoints, 2)  # the same job again: only the new file
+    second = capsys.readouterr().out.splitlines()
+    assert sorted(second) == sorted([f"{_instance('b', 2) + 1}> (b,2)", f"{_instance('a', 2) + 1}> (a,4)"])
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_streaming_job_still_refuses_a_sink_that_needs_the_job_to_end(tmp_path: Path) -> None:
+    env = StreamExecutionEnvironment.get_execution_environment(
+        Configuration().set_string("execution.target", "spark")
+    )
+    source = (
+        FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(tmp_path))
+        .monitor_continuously(Duration.of_seconds(1))
+        .build()
+    )
+    env.from_source(source, WatermarkStrategy.no_watermarks(), "lines").add_sink(_Nothing())
+    with pytest.raises(ValueError, match=r"sink 'Sink' needs the job to end: .* or print\(\)"):
+        env.execute()
