@@ -53,6 +53,7 @@ __all__ = [
     "job_defaults",
     "resolve_target",
     "run_plan",
+    "sink_query",
     "spark_dataframe",
 ]
 
