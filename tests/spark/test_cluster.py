@@ -200,6 +200,19 @@ def _run_job(cluster: Cluster, tmp_path: Path, *args: str, logs: Callable[[], st
     return json.loads(lines[0][len(cluster_job.RESULT_PREFIX) :])
 
 
+def _answer(cluster: Cluster, url: str) -> Any:
+    """``url``'s JSON, asked again while a cluster process's web UI drops the connection (a worker's
+    did once in CI, as its application ended: ``RemoteDisconnected``)."""
+    answers: list[Any] = []
+
+    def answered() -> bool:
+        answers.append(_get_json(url))
+        return True
+
+    cluster.wait_until(f"{url} answered", answered)
+    return answers[-1]
+
+
 def _check_application_ran_on_every_worker(cluster: Cluster, app_id: str) -> None:
     """The master saw the application finish, and each worker ran one of its executors (both
     workers were ALIVE before the application came, and it asked for 2 cores)."""
@@ -210,7 +223,7 @@ def _check_application_ran_on_every_worker(cluster: Cluster, app_id: str) -> Non
     cluster.wait_until(f"application {app_id} completed on the master", completed)
     workers_used = []
     for url in cluster.worker_json:
-        state = _get_json(url)
+        state = _answer(cluster, url)
         if any(e.get("appid") == app_id for e in state["finishedexecutors"] + state["executors"]):
             workers_used.append(url)
     assert workers_used == cluster.worker_json, (
