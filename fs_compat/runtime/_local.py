@@ -245,6 +245,11 @@ class SinkInstances:
         self._partitioner = edge.partitioner
         self._next = 0
 
+    @classmethod
+    def of(cls, sink: SinkNode, config: LocalConfig) -> SinkInstances:
+        """``sink``'s instances in a job run with ``config``: its own parallelism, else the job's."""
+        return cls(sink, sink.parallelism or config.parallelism, config.max_parallelism)
+
     def forwarded(self, subtask: int, upstream: int) -> Callable[[Any], None] | None:
         """The instance that takes every value of ``subtask`` of an input with ``upstream``
         subtasks, when that is one instance (a forward edge); else None."""
@@ -276,7 +281,7 @@ def sink_taker(sink: SinkNode, config: LocalConfig, upstream: int) -> Callable[[
         consume = sink.consume
         assert consume is not None
         return lambda value, _channel: consume(value)
-    instances = SinkInstances(sink, sink.parallelism or config.parallelism, config.max_parallelism)
+    instances = SinkInstances.of(sink, config)
     return lambda value, channel: instances.take(value, channel, upstream)
 
 
@@ -417,10 +422,8 @@ class _Task:
     def sink_instances(self) -> SinkInstances:
         """A sink's instances (a sink with a ``writer``), made at the first call."""
         if self._sink_instances is None:
-            node, cfg = self.node, self.runner.config
-            assert isinstance(node, SinkNode)
-            p = node.parallelism or cfg.parallelism
-            self._sink_instances = SinkInstances(node, p, cfg.max_parallelism)
+            assert isinstance(self.node, SinkNode)
+            self._sink_instances = SinkInstances.of(self.node, self.runner.config)
         return self._sink_instances
 
     def _key_codec(self) -> Any:

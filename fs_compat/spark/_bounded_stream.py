@@ -78,8 +78,9 @@ from ._errors import await_query
 from ._events import watermark_column
 from ._session import spark_master
 from ._ship import ship_user_code
+from ._sink_query import batch_rows
 from ._stream import _END as END
-from ._stream import CHANNEL_COLUMN, END_COLUMN, StreamPlanError, stream_dataframe
+from ._stream import END_COLUMN, StreamPlanError, stream_dataframe
 
 #: The watermark of the end of the input for good (``run_stream_epochs``'s ``end``): Flink's
 #: ``Long.MAX_VALUE``.
@@ -189,27 +190,22 @@ def _schema() -> Any:
 
 class _Collect:
     """``foreachBatch``: each micro-batch's values (pickled), in order, into a file of their own
-    named by the micro-batch's id (a re-run micro-batch replaces it); with ``channels``,
-    ``(channel, value)`` pairs (``stream_dataframe``'s ``channels``)."""
+    named by the micro-batch's id (a re-run micro-batch replaces it), each with its channel
+    (``batch_rows``; None without ``channels``)."""
 
     def __init__(self, folder: str, channels: bool = False) -> None:
         self.folder = folder
         self.channels = channels
 
     def __call__(self, batch: Any, batch_id: int) -> None:
-        if self.channels:
-            values = [(row[0], row[1]) for row in batch.select("value", CHANNEL_COLUMN).collect()]
-        else:
-            values = [row[0] for row in batch.select("value").collect()]
-        _write_atomically(Path(self.folder) / f"{batch_id:09d}.pkl", pickle.dumps(values, protocol=5))
+        rows = batch_rows(batch, self.channels)
+        _write_atomically(Path(self.folder) / f"{batch_id:09d}.pkl", pickle.dumps(rows, protocol=5))
 
 
-def _collected(folder: Path, channels: bool = False) -> list[Any]:
-    """What ``_Collect`` wrote to ``folder``: the values, or ``(channel, value)`` pairs."""
+def _collected(folder: Path) -> list[tuple[int | None, Any]]:
+    """What ``_Collect`` wrote to ``folder``: ``(channel, value)`` pairs, in order."""
     rows = [row for path in sorted(folder.glob("*.pkl")) for row in pickle.loads(path.read_bytes())]
-    if channels:
-        return [(ch, pickle.loads(v)) for v, ch in rows]
-    return [pickle.loads(v) for v in rows]
+    return [(channel, pickle.loads(value)) for value, channel in rows]
 
 
 def _setting(spark: Any, key: str, default: int) -> int:
@@ -269,9 +265,9 @@ class _Job:
                 if e.source.id == source_id:
                     self.counts[(node.id, i)] = self.counts.get((node.id, i), 0) + n
 
-    def run(self, checkpoints: Path) -> list[list[Any]]:
+    def run(self, checkpoints: Path) -> list[list[tuple[int | None, Any]]]:
         """Start each sink's query from its checkpoint in ``checkpoints`` and run it over the files
-        it has not read (``availableNow``); each sink's values, in order."""
+        it has not read (``availableNow``); each sink's ``(channel, value)`` pairs, in order."""
         results = []
         for k, sink in enumerate(self.outputs):
             edge = sink.inputs[0]
@@ -294,23 +290,18 @@ class _Job:
                 .start()
             )
             await_query(query)
-            results.append(_collected(out, channels))
+            results.append(_collected(out))
             shutil.rmtree(out, ignore_errors=True)
         return results
 
-    def consume(self, results: Sequence[list[Any]]) -> None:
-        """Hand each sink its values: a sink with a ``writer``, ``(channel, value)`` pairs, each
-        value to the sink's instance that writes it (``SinkInstances``)."""
+    def consume(self, results: Sequence[list[tuple[int | None, Any]]]) -> None:
+        """Hand each sink its ``(channel, value)`` pairs (``sink_taker``: a sink with a
+        ``writer``, each value to the instance that writes it)."""
         for sink, values in zip(self.outputs, results, strict=True):
             self.counts[(sink.id, 0)] = self.counts.get((sink.id, 0), 0) + len(values)
-            assert sink.consume is not None
-            if sink.writer is not None:
-                take = sink_taker(sink, self.config, upstream_width(sink, self.config))
-                for ch, value in values:
-                    take(value, ch)
-                continue
-            for value in values:
-                sink.consume(value)
+            take = sink_taker(sink, self.config, upstream_width(sink, self.config))
+            for channel, value in values:
+                take(value, channel)
 
     def summary(self, job_name: str, start: float) -> JobSummary:
         return summarize(
@@ -361,7 +352,7 @@ def run_bounded_stream(
                 records = _records(node)
                 parts[node.id] = split(records, micro_batches, restarts)
                 job.count(node.id, len(records))
-        results: list[list[Any]] = [[] for _ in job.outputs]
+        results: list[list[tuple[int | None, Any]]] = [[] for _ in job.outputs]
         for part in range(restarts + 1):
             for source_id, folder in job.folders.items():
                 chunks: list[list[bytes | None]] = [

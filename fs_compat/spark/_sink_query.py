@@ -18,6 +18,14 @@ from fs_compat.runtime import LocalConfig, SinkNode, sink_taker, upstream_width
 from ._stream import CHANNEL_COLUMN, stream_dataframe
 
 
+def batch_rows(batch: Any, channels: bool) -> list[tuple[bytes, int | None]]:
+    """A ``foreachBatch`` micro-batch of ``stream_dataframe``'s output (pickled values), in
+    order: ``(value, channel)``, the channel None unless ``channels`` (the DataFrame has them)."""
+    if channels:
+        return [(value, channel) for value, channel in batch.select("value", CHANNEL_COLUMN).collect()]
+    return [(value, None) for (value,) in batch.select("value").collect()]
+
+
 class _SinkBatches:
     """``foreachBatch``: a micro-batch's values (with the subtask each came from, for a sink with
     a ``writer``) to ``sink``."""
@@ -28,12 +36,8 @@ class _SinkBatches:
 
     def __call__(self, batch: Any, batch_id: int) -> None:
         take = self.take
-        if self.channels:
-            for value, channel in batch.select("value", CHANNEL_COLUMN).collect():
-                take(pickle.loads(value), channel)
-        else:
-            for (value,) in batch.select("value").collect():
-                take(pickle.loads(value), None)
+        for value, channel in batch_rows(batch, self.channels):
+            take(pickle.loads(value), channel)
 
 
 def start_sink_query(
