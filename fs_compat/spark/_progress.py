@@ -125,10 +125,11 @@ def watch(
 ) -> Callable[[Any, int, str], Any]:
     """Register a streaming plan whose first pass is ``df`` (its session gets the listener);
     returns ``observe(df, point, kind)``, which adds the observation of point ``point`` (0:
-    after the first pass; ``i``: after keyed step ``i``) to ``df`` and returns it. ``kind``:
-    ``"events"`` (rows of ``_PRE_FIELDS``: records have ``v``; at point 0 also each of the
-    ``channels``' largest marker ``ts``, its watermark; after a keyed step, its call's markers,
-    ``kg`` -1, carry the metrics its steps added in their ``v``), ``"rows"`` (every row is a
+    after the first pass; ``i``: after stage ``i``, ``StreamShape.stages``: usually one keyed
+    step) to ``df`` and returns it. ``kind``: ``"events"`` (rows of ``_PRE_FIELDS``: records
+    have ``v``; at point 0 also each of the ``channels``' largest marker ``ts``, its
+    watermark; after a stage, its calls' markers,
+    ``kg`` below 0, carry the metrics its steps added in their ``v``), ``"rows"`` (every row is a
     record) or the name of the column whose non-null rows carry the metrics instead of records
     (they are dropped after it)."""
     plan = Watched(
@@ -145,7 +146,7 @@ def watch(
         if kind == "rows":
             return frame.observe(name, F.count(F.lit(1)).alias("n"))
         if kind == "events":
-            marker = F.col("kg") == -1
+            marker = F.col("kg") < 0
             aggs = [F.count(F.when(~marker, F.col("v"))).alias("n")]
             if point == 0:  # each channel's watermark: its markers (no value) carry it
                 mark = F.col("v").isNull()

@@ -270,23 +270,28 @@ def _arrow_schema() -> Any:
 # Steps and Spark's state operators. -----------------------------------------------------------
 
 
-def operator_order(shape: StreamShape) -> list[OperatorNode]:
-    """The keyed steps of ``shape`` in the order of their state operators' ids in the query's
-    checkpoint. Spark numbers stateful operators as it walks the physical plan from the output
-    down, each node before its children, children in order: the output's feeds in
-    ``shape.into(None)`` order (``stream_dataframe`` unions them so), and each keyed step before
-    the keyed steps it reads, in channel order (its inputs' union)."""
-    order: list[OperatorNode] = []
+def operator_order(shape: StreamShape) -> list[tuple[OperatorNode, ...]]:
+    """The stages of ``shape`` (``StreamShape.stages``: usually one keyed step each) in the order
+    of their state operators' ids in the query's checkpoint. Spark numbers stateful operators as
+    it walks the physical plan from the output down, each node before its children, children in
+    order: the output's feeds in ``shape.into(None)`` order (``stream_dataframe`` unions them
+    so), and each stage before the stages it reads, in ``shape.reads`` order (its input's
+    union)."""
+    order: list[int] = []
 
-    def visit(step: OperatorNode | None) -> None:
-        for feed in shape.into(step):
-            upstream = feed.start
-            if feed.source is None and isinstance(upstream, OperatorNode) and upstream not in order:
-                order.append(upstream)  # once: its feeds into ``step`` share its operator
-                visit(upstream)
+    def visit(stage: int) -> None:
+        for up in shape.reads(stage):
+            if up not in order:
+                order.append(up)
+                visit(up)
 
-    visit(None)
-    return order
+    for feed in shape.into(None):
+        if feed.source is None:
+            stage = shape.stage_of(feed.start)
+            if stage not in order:  # once: its feeds into the output share its operator
+                order.append(stage)
+                visit(stage)
+    return [shape.stages[i] for i in order]
 
 
 def _job_of(job: Any) -> tuple[Node, LocalConfig]:
@@ -377,24 +382,33 @@ def read_state(checkpoint_location: str, job: Any, *, batch_id: int | None = Non
 
     node, config = _job_of(job)
     shape = stream_shape(node)
-    steps, labels = operator_order(shape), step_labels(shape.keyed)
+    stages, labels = operator_order(shape), step_labels(shape.keyed)
     spark = spark_session()
     schema = ", ".join(f"{c} string" for c in COLUMNS)
     frames = []
-    if steps:
+    if stages:
         operators = _state_operators(spark, checkpoint_location)
-        if len(operators) != len(steps):
+        if len(operators) != len(stages):
             raise ValueError(
-                f"the checkpoint at {checkpoint_location} holds the state of {len(operators)} keyed "
-                f"steps, the job has {len(steps)} ({', '.join(labels[s.id] for s in shape.keyed)}): "
+                f"the checkpoint at {checkpoint_location} holds the state of {len(operators)} "
+                f"stages of keyed steps, the job has {len(stages)} "
+                f"({', '.join(' + '.join(labels[s.id] for s in stage) for stage in shape.stages)}): "
                 "it is not this job's checkpoint"
             )
-        for (op_id, variables), step in zip(operators, steps, strict=True):
+        n = config.max_parallelism
+        for (op_id, variables), stage in zip(operators, stages, strict=True):
             rows = _state_rows(spark, checkpoint_location, op_id, variables, batch_id)
-            frames.append(rows.mapInArrow(_Decode(labels[step.id], step, config), schema))
-            if any(edge.broadcast for edge in step.inputs):
-                heads = rows.select("kg", "blob").coalesce(1)  # at most one row per key group
-                frames.append(heads.mapInArrow(_DecodeBroadcast(labels[step.id]), schema))
+            for slot, step in enumerate(stage):
+                if len(stage) > 1:  # the step's range of the stage's groups, as its key groups
+                    kg = F.col("kg")
+                    mine = (kg >= slot * n) & (kg < (slot + 1) * n)
+                    step_rows = rows.where(mine).withColumn("kg", kg - slot * n)
+                else:
+                    step_rows = rows
+                frames.append(step_rows.mapInArrow(_Decode(labels[step.id], step, config), schema))
+                if any(edge.broadcast for edge in step.inputs):
+                    heads = step_rows.select("kg", "blob").coalesce(1)  # a row per key group at most
+                    frames.append(heads.mapInArrow(_DecodeBroadcast(labels[step.id]), schema))
     df = frames[0] if frames else spark.createDataFrame([], schema)
     for other in frames[1:]:
         df = df.union(other)

@@ -6,9 +6,17 @@ non-keyed co-functions, timestamps before the first keyed step); any number of k
 with one or more inputs (``connect`` of keyed streams, a ``union`` before ``key_by``), each keyed
 step's outputs (main and side, ``Feed.tag``; any step's on the way, ``Feed.reads``) read by one
 step or the output, or by several paths that all reach the same keyed step or all the output
-(``K.union(K.get_side_output(t).map(f))``: ``_KeyGroups``' branches); broadcast state on keyed
-streams and on streams that are not keyed, custom partitioning (``partition_custom``). Not yet: a
-keyed step whose outputs reach two different keyed steps (a diamond of keyed steps).
+(``K.union(K.get_side_output(t).map(f))``: ``_KeyGroups``' branches), or by several keyed steps
+(a diamond: ``A`` and ``B`` both read ``K``; they run as one *stage*, below); broadcast state on
+keyed streams and on streams that are not keyed, custom partitioning (``partition_custom``).
+Refused: a keyed step whose outputs go both to the job's output and to a keyed step (the output
+would read the step's frame a second time), and a keyed step that reads a step of its own stage.
+
+A *stage* (``stages_of``) is one ``transformWithStateInPandas`` operator: usually one keyed step,
+but the keyed steps that read one stage's outputs are one stage, since a streaming DataFrame read
+twice is planned twice (two state operators, the user's code run twice). The steps of a stage
+share its groups' range: the step at ``slot`` has groups ``slot * max_parallelism + kg``, so a
+stage of one step has exactly its key groups (and a checkpoint the same layout as before stages).
 
 A step that is not keyed but reads a broadcast stream (``BroadcastProcessFunction``) or a
 custom-partitioned one is run like a keyed step (``_grouped``), in one key group per parallel
@@ -59,10 +67,11 @@ Physical plan:
    state gives the same bytes). The last keyed step's output rows follow the stream's output
    type (``_convert.OutputColumns``); a keyed step followed by another writes rows of the
    pre-pass's form, routed to the next step's key groups on its channel (``_NextStep``), and one
-   marker per call carrying the step's watermark, which ``_markers`` turns into one marker per
-   key group of the next step, so that every key group of every keyed step is visited in every
-   micro-batch and learns its channels' watermarks. Feeds from sources straight to the output
-   are one ``mapInArrow`` each; the output is the union of the feeds that reach it.
+   marker per call and next step (``kg`` ``-1 - slot``) carrying the step's watermark, which
+   ``_markers`` turns into one marker per key group of the next step, so that every key group of
+   every keyed step is visited in every micro-batch and learns its channels' watermarks. Feeds
+   from sources straight to the output are one ``mapInArrow`` each; the output is the union of
+   the feeds that reach it.
 
 The watermark is computed here rather than by Spark: Spark drops records behind its watermark
 before a stateful step, and it gives a stateful step no watermark unless the step's own input
@@ -92,7 +101,7 @@ import random
 import uuid
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeGuard
 
 import attrs
@@ -234,11 +243,28 @@ class Feed:
 
 @attrs.frozen
 class StreamShape:
-    """A streaming job as feeds: every keyed step (upstream ones first), and every path of
-    records between sources, keyed steps and the output (``Feed``)."""
+    """A streaming job as feeds: every keyed step (upstream ones first), every path of records
+    between sources, keyed steps and the output (``Feed``), and the keyed steps as *stages*
+    (``stages_of``), upstream ones first: the keyed steps that read the same stage's outputs
+    run as one stage, one state operator of the query."""
 
     keyed: tuple[OperatorNode, ...]
     feeds: tuple[Feed, ...]
+    stages: tuple[tuple[OperatorNode, ...], ...] = ()
+
+    def stage_of(self, step: Node) -> int:
+        """The index in ``stages`` of keyed ``step``'s stage."""
+        return next(i for i, stage in enumerate(self.stages) if any(m is step for m in stage))
+
+    def reads(self, stage: int) -> list[int]:
+        """The stages whose outputs stage ``stage`` reads, in the order its input unions them
+        (its members', each in channel order): Spark numbers the state operators so."""
+        found: dict[int, None] = {}
+        for member in self.stages[stage]:
+            for feed in self.into(member):
+                if feed.source is None:
+                    found[self.stage_of(feed.start)] = None
+        return list(found)
 
     def into(self, step: OperatorNode | None) -> list[Feed]:
         """The feeds that end at ``step`` (None: the job's output), in channel order."""
@@ -269,12 +295,6 @@ def stream_shape(node: Node, tag: str | None = None) -> StreamShape:
         if isinstance(upstream, SinkNode):
             raise StreamPlanError(f"step '{upstream.name}' is a sink; it has no output to read")
         if _grouped(upstream):
-            if any(f.start is upstream and f.end is not end for f in feeds):
-                raise StreamPlanError(
-                    f"the outputs of {_kind(upstream)} '{upstream.name}' go to more than one step; "
-                    "on a streaming DataFrame such a step's outputs (main and side) feed one "
-                    "step, or the output (a union of them may)"
-                )
             if any(isinstance(n, TimestampNode) for n, _i in steps):
                 raise StreamPlanError(
                     "assign timestamps before the first keyed (or broadcast) step on a streaming DataFrame"
@@ -306,7 +326,81 @@ def stream_shape(node: Node, tag: str | None = None) -> StreamShape:
         same_end = [f for f in numbered if f.end is feed.end]
         local = sum(1 for f in same_end if f.inp == feed.inp)
         numbered.append(attrs.evolve(feed, ch=len(same_end), local=local))
-    return StreamShape(tuple(order), tuple(numbered))
+    return StreamShape(tuple(order), tuple(numbered), stages_of(order, numbered))
+
+
+def stages_of(keyed: Sequence[OperatorNode], feeds: Sequence[Feed]) -> tuple[tuple[OperatorNode, ...], ...]:
+    """The keyed steps ``keyed`` (upstream first) as stages, in an order where each stage comes
+    after every stage it reads. A stage's outputs are one streaming DataFrame, and each such
+    DataFrame may be read only once (a second read would plan its state operator twice): so the
+    keyed steps that read one stage's outputs run together, as one stage (a diamond of keyed
+    steps: ``K`` read by ``A`` and ``B``; ``A`` and ``B`` are one stage, each in its own range of
+    the stage's groups). Refused: a stage whose outputs go both to the job's output and to keyed
+    steps, and a keyed step that reads a step of its own stage."""
+    parent = {k.id: k.id for k in keyed}
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    def members() -> dict[int, list[OperatorNode]]:
+        found: dict[int, list[OperatorNode]] = {}
+        for k in keyed:
+            found.setdefault(find(k.id), []).append(k)
+        return found
+
+    merged = True
+    while merged:
+        merged = False
+        for group in members().values():
+            ends = [f.end for m in group for f in feeds if f.start is m]
+            steps = [e for e in ends if e is not None]
+            ids = {m.id for m in group}
+            for f in feeds:
+                if f.end is not None and f.start.id in ids and f.end.id in ids:
+                    raise _same_stage(f)
+            if steps and len(steps) != len(ends):
+                names = " and ".join(f"'{m.name}'" for m in group)
+                raise StreamPlanError(
+                    f"the outputs of {_kind(group[0])} {names} go both to the job's output and to "
+                    f"{_kind(steps[0])} '{steps[0].name}'; on a streaming DataFrame the outputs of a "
+                    "keyed step (main and side) feed keyed steps or the output (a union of them may), "
+                    "not both: write one of them from a query of its own"
+                )
+            for e in steps[1:]:
+                a, b = find(steps[0].id), find(e.id)
+                if a != b:
+                    parent[b] = a
+                    merged = True
+    groups = members()
+    index = {root: i for i, root in enumerate(groups)}  # in ``keyed`` order of their first member
+    reads: dict[int, set[int]] = {i: set() for i in index.values()}
+    for f in feeds:
+        if f.end is None or not isinstance(f.start, OperatorNode) or f.start.id not in parent:
+            continue
+        up, down = index[find(f.start.id)], index[find(f.end.id)]
+        if up == down:
+            raise _same_stage(f)
+        reads[down].add(up)
+    ordered: list[int] = []
+    while len(ordered) < len(index):
+        ready = [i for i in index.values() if i not in ordered and reads[i] <= set(ordered)]
+        if not ready:
+            raise StreamPlanError("the keyed steps of this job read each other in a circle")
+        ordered.append(ready[0])
+    stages = list(groups.values())
+    return tuple(tuple(stages[i]) for i in ordered)
+
+
+def _same_stage(feed: Feed) -> StreamPlanError:
+    """The error for ``feed`` between two keyed steps of one stage (``stages_of``)."""
+    assert feed.end is not None
+    return StreamPlanError(
+        f"{_kind(feed.end)} '{feed.end.name}' reads {_kind(feed.start)} '{feed.start.name}', and both "
+        "read the outputs of one keyed step, so they would run as one stage; on a streaming "
+        "DataFrame a keyed step cannot read a keyed step that reads the same keyed step as it"
+    )
 
 
 def _is_keyed(node: Node) -> bool:
@@ -408,10 +502,10 @@ def stream_dataframe(
     out = OutputColumns(output_type)
     sources = [f.source for f in shape.feeds if f.source is not None]
     session = sources[0].handle.sparkSession
-    frames: dict[int, Any] = {}  # keyed step -> its key-group pass's DataFrame
+    frames: dict[int, Any] = {}  # stage -> its key-group pass's DataFrame
     # The line per micro-batch (``_progress``): counts between the passes (point 0: into the
-    # first keyed step; point i: out of keyed step i), and the first keyed step's channels'
-    # watermarks (its markers carry them).
+    # first stage; point i: out of stage i), and the first keyed step's channels' watermarks
+    # (its markers carry them).
     first = shape.into(shape.keyed[0] if shape.keyed else None)
     stepped = [
         n
@@ -422,7 +516,7 @@ def stream_dataframe(
     observe = watch(
         sources[0].handle,
         [n.name for n, _i in first[0].steps],
-        [k.name for k in shape.keyed],
+        [" + ".join(m.name for m in stage) for stage in shape.stages],
         0 if timed else None,  # the markers carry the watermark itself
         [(n.id, n.name) for n in stepped],
         len(first),
@@ -431,32 +525,43 @@ def stream_dataframe(
         _use_rocksdb(session)
     pre_schema = _spark_schema(_PRE_FIELDS)
     cache_bytes = int(session.conf.get(WORKER_CACHE_CONF, str(DEFAULT_WORKER_CACHE_BYTES)))
-    for i, keyed in enumerate(shape.keyed):
+    # Each keyed step's place in its stage: its groups are ``slot * max_parallelism + kg``.
+    slots = {m.id: slot for stage in shape.stages for slot, m in enumerate(stage)}
+    n_groups = config.max_parallelism
+    for i, stage in enumerate(shape.stages):
         inputs = []
-        from_steps: dict[int, list[int]] = {}  # upstream keyed step -> its channels into this one
-        for feed in shape.into(keyed):
-            if feed.source is not None:
-                inputs.append(feed.source.handle.mapInArrow(_pre(feed, config), pre_schema))
-            else:
-                from_steps.setdefault(feed.start.id, []).append(feed.ch)
-        for start, chs in from_steps.items():  # one pass over each upstream's frame: read once
-            inputs.append(frames[start].mapInArrow(_markers(groups_of(keyed, config), chs), pre_schema))
-        onward = shape.out_of(keyed)
-        last = onward[0].end is None
-        fn = _KeyGroups(
-            keyed,
-            onward,
-            config,
-            out,
-            clock,
-            [(f.inp, f.local) for f in shape.into(keyed)],
-            [_source_names(f) for f in shape.into(keyed)],
-            cache_bytes,
-        )
+        targets: dict[int, list[tuple[int, Sequence[int], int]]] = {}  # upstream stage -> markers
+        fns = []
+        for slot, keyed in enumerate(stage):
+            groups = [slot * n_groups + g for g in groups_of(keyed, config)]
+            for feed in shape.into(keyed):
+                if feed.source is not None:
+                    pre = _pre(feed, config, slot * n_groups)
+                    inputs.append(feed.source.handle.mapInArrow(pre, pre_schema))
+                else:
+                    targets.setdefault(shape.stage_of(feed.start), []).append((slot, groups, feed.ch))
+            onward = shape.out_of(keyed)
+            fn = _KeyGroups(
+                keyed,
+                onward,
+                config,
+                out,
+                clock,
+                [(f.inp, f.local) for f in shape.into(keyed)],
+                [_source_names(f) for f in shape.into(keyed)],
+                cache_bytes,
+                slots,
+            )
+            fns.append(fn)
+        # One pass over each upstream stage's frame (read once), in ``shape.reads`` order.
+        for up in shape.reads(i):
+            inputs.append(frames[up].mapInArrow(_markers(targets[up]), pre_schema))
+        last = shape.out_of(stage[0])[0].end is None  # all of the stage's outputs go one way
         schema = pre_schema
         if last:  # plus the column the calls' metrics travel in (``_progress``; dropped after it)
-            fn.metrics_column = METRICS_COLUMN
-            fn.channel_column = CHANNEL_COLUMN if channels else None
+            for fn in fns:
+                fn.metrics_column = METRICS_COLUMN
+                fn.channel_column = CHANNEL_COLUMN if channels else None
             schema = _with_metrics(out.schema, channels)
         df = _union(inputs)
         if i == 0:
@@ -464,14 +569,14 @@ def stream_dataframe(
         df = (
             df.withColumn("now", _batch_time_ms())
             .groupBy("kg")
-            .transformWithStateInPandas(_KeyGroupProcessor(fn), schema, "Append", "None")
+            .transformWithStateInPandas(_KeyGroupProcessor(fns, n_groups), schema, "Append", "None")
         )
-        frames[keyed.id] = observe(df, i + 1, METRICS_COLUMN if last else "events")
+        frames[i] = observe(df, i + 1, METRICS_COLUMN if last else "events")
     outputs = [
-        frames[f.start.id]
+        frames[shape.stage_of(f.start)]
         if f.source is None
         else _no_channel(f.source.handle.mapInArrow(_stateless(f, config, out), out.schema), channels)
-        for f in _once_per_step(shape.into(None))
+        for f in _once_per_stage(shape, shape.into(None))
     ]
     from ._read_state import remember_job  # that module reads this one's plans
 
@@ -480,17 +585,18 @@ def stream_dataframe(
     return remember_job(_union(outputs), node, config)
 
 
-def _once_per_step(feeds: Sequence[Feed]) -> list[Feed]:
-    """``feeds`` without the second and later ones from the same keyed step: its frame holds
-    the rows of all of them (``_KeyGroups``' branches), and read twice, it would be planned
-    twice."""
+def _once_per_stage(shape: StreamShape, feeds: Sequence[Feed]) -> list[Feed]:
+    """``feeds`` without the second and later ones from the same stage: its frame holds the rows
+    of all of them (its steps', and each step's ``_KeyGroups``' branches), and read twice, it
+    would be planned twice."""
     seen: set[int] = set()
     kept = []
     for f in feeds:
         if f.source is None:
-            if f.start.id in seen:
+            stage = shape.stage_of(f.start)
+            if stage in seen:
                 continue
-            seen.add(f.start.id)
+            seen.add(stage)
         kept.append(f)
     return kept
 
@@ -560,28 +666,32 @@ def _batch_time_ms() -> Any:
     return F.unix_millis(F.current_timestamp())
 
 
-def _markers(groups: Sequence[int], chs: Sequence[int]) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """Between two keyed steps: the rows of the first step's key groups go on, but their
-    markers (``kg`` -1, one per call, ``ts`` the step's watermark) become one marker per group
-    of the next step (``groups``) for each of its channels ``chs`` that the first step feeds,
-    with the largest of those watermarks (see ``_pre``)."""
+def _markers(targets: Sequence[tuple[int, Sequence[int], int]]) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """Between two stages: the rows of the first stage's key groups go on, but their markers
+    (``kg`` ``-1 - slot``: one per call and next step, ``slot`` that step's place in its stage;
+    ``ts`` the calling step's watermark; ``ch`` the next step's channel) become, for each of
+    ``targets`` (``(slot, groups, ch)``: a channel ``ch`` of the step at ``slot`` of the next
+    stage, whose key groups are ``groups``, that the first stage feeds), one marker per group,
+    with the largest watermark that channel's markers carry (see ``_pre``)."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
         import pyarrow.compute as pc
 
         schema = _arrow_schema()
-        top: int | None = None
+        top: dict[tuple[int, int], int] = {}
         for batch in batches:
-            marker = pc.equal(batch.column("kg"), -1)
-            seen = pc.max(batch.filter(marker).column("ts")).as_py()
-            if seen is not None and (top is None or seen > top):
-                top = seen
+            marker = pc.less(batch.column("kg"), 0)
+            marks = batch.filter(marker)
+            for kg, ch, ts in zip(*(marks.column(c).to_pylist() for c in ("kg", "ch", "ts")), strict=True):
+                if ts is not None and ((kg, ch) not in top or ts > top[kg, ch]):
+                    top[kg, ch] = ts
             kept = batch.filter(pc.invert(marker))
             if kept.num_rows:
                 yield kept.select([f.name for f in schema])
-        for ch in chs:
-            yield pa.RecordBatch.from_pydict(_marker_columns(groups, top, ch), schema=schema)
+        for slot, groups, ch in targets:
+            wm = top.get((-1 - slot, ch))
+            yield pa.RecordBatch.from_pydict(_marker_columns(groups, wm, ch), schema=schema)
 
     return worker_pass(run)
 
@@ -738,13 +848,13 @@ def _stateless(
     return worker_pass(run)
 
 
-def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The pass of a ``feed`` from a source to a keyed (or broadcast) step: the steps on the way
-    run, and each record becomes a row of the step's (``_PRE_FIELDS``): its key group, order,
-    pickled value, timestamp, key and the feed's channel (a broadcast feed's record: one row per
-    group of the step, no key; a ``Feed.spread`` one: no key, ``_Spread``'s group); the
-    partition ends with one marker per group carrying the channel's watermark (its largest
-    timestamp - the feed's delay)."""
+    run, and each record becomes a row of the step's (``_PRE_FIELDS``): its key group (plus
+    ``offset``, where the step's groups start in its stage), order, pickled value, timestamp,
+    key and the feed's channel (a broadcast feed's record: one row per group of the step, no
+    key; a ``Feed.spread`` one: no key, ``_Spread``'s group); the partition ends with one marker
+    per group carrying the channel's watermark (its largest timestamp - the feed's delay)."""
     assert feed.source is not None and feed.end is not None
     reader = _reader(feed.source)
     steps = feed.steps
@@ -753,7 +863,7 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
     key_selector = edge.key_selector
     encoder = KeyEncoder(edge.key_codec, config.max_parallelism)
     step = feed.end.name
-    targets = groups_of(feed.end, config)
+    targets = [offset + g for g in groups_of(feed.end, config)]
     names = reader.names
     ch = feed.ch
     delay = _watermark_delay(feed)
@@ -826,6 +936,8 @@ def _pre(feed: Feed, config: LocalConfig) -> Callable[[Iterator[Any]], Iterator[
             seq += n
             if broadcast:
                 seqs, vs, stamps, kgs, keys = _to_every_group(targets, seqs, vs, stamps)
+            elif offset:
+                kgs = [offset + g for g in kgs]
             yield pa.RecordBatch.from_arrays(
                 [
                     pa.array(kgs, pa.int32()),
@@ -1265,7 +1377,9 @@ class _KeyGroups:
     """The key-group pass of a keyed step: one call per key group per micro-batch
     (``_KeyGroupProcessor``). ``channels[c]`` is the step's input and that input's channel
     number for the records of channel ``c`` (``Feed.ch``), ``row_names[c]`` the Row fields of
-    its values when they travel as tuples (else None)."""
+    its values when they travel as tuples (else None); ``slots`` the place of each keyed step
+    (by node id) in its stage (``StreamShape.stages``; 0 when not given), which says where the
+    groups of the steps the outputs go to are."""
 
     def __init__(
         self,
@@ -1277,6 +1391,7 @@ class _KeyGroups:
         channels: Sequence[tuple[int, int]] = ((0, 0),),
         row_names: Sequence[list[str] | None] = (None,),
         cache_bytes: int = DEFAULT_WORKER_CACHE_BYTES,
+        slots: Mapping[int, int] | None = None,
     ) -> None:
         self.keyed = keyed
         #: Where the step's outputs go (``onward``: the feeds out of it, all to one step or all
@@ -1307,7 +1422,7 @@ class _KeyGroups:
         #: The keyed step the outputs go to, per branch (None: the output is the job's, as columns).
         last = not onward or onward[0].end is None
         self.next: tuple[_NextStep, ...] | None = (
-            None if last else tuple(_NextStep(f, config) for f in onward)
+            None if last else tuple(_NextStep(f, config, _slot(f.end, slots)) for f in onward)
         )
         #: The output's extra column for the call's metrics (the job's output only; ``_progress``).
         self.metrics_column: str | None = None
@@ -1651,18 +1766,26 @@ def _combined(marks: Sequence[int | None]) -> int | None:
     return min(m for m in marks if m is not None)
 
 
+def _slot(step: Node | None, slots: Mapping[int, int] | None) -> int:
+    """``step``'s place in its stage (``slots``: by node id; 0 when not given)."""
+    return 0 if step is None or slots is None else slots.get(step.id, 0)
+
+
 class _NextStep:
     """The keyed step a key-group pass's outputs go to (``Feed.end``, through the feed's steps
     run in the key-group pass): they become that step's rows (``_PRE_FIELDS``), routed to its
     key groups, on the feed's channel."""
 
-    def __init__(self, feed: Feed, config: LocalConfig) -> None:
+    def __init__(self, feed: Feed, config: LocalConfig, slot: int = 0) -> None:
         assert feed.end is not None
         edge = feed.end.inputs[feed.inp]
         self.step = feed.end.name
         self.ch = feed.ch
         self.key_selector = edge.key_selector  # None: a broadcast or spread input
-        self.groups = groups_of(feed.end, config)
+        #: Where the step's groups start in its stage (its ``slot``), and its markers' ``kg``.
+        self.offset = slot * config.max_parallelism
+        self.marker = -1 - slot
+        self.groups = [self.offset + g for g in groups_of(feed.end, config)]
         self.encoder = KeyEncoder(edge.key_codec, config.max_parallelism)
         #: A spread input's routing (``Feed.spread``); each call's round starts at its key group.
         self.spread = _Spread(feed, config) if feed.spread else None
@@ -1671,24 +1794,28 @@ class _NextStep:
         self, kg: int, results: list[tuple[Any, int | None]], wm: int | None, metrics: bytes | None = None
     ) -> Any:
         """The rows of ``results`` (outputs of key group ``kg``, in order: ``seq`` keeps it per
-        key group), then this call's marker (``kg`` -1, ``ts`` the step's watermark, ``v`` what
-        the call added to its steps' metrics, for ``_progress``)."""
+        key group), then this call's marker (``kg`` ``-1 - slot``, ``ts`` the step's watermark,
+        ``v`` what the call added to its steps' metrics, for ``_progress``)."""
         import pandas as pd
 
         values = [v for v, _t in results]
         seqs: Sequence[int] = range(kg << 40, (kg << 40) + len(values))
         vs, stamps = _dumps_all(values), [t for _v, t in results]
-        if self.spread is not None:
-            kgs, keys = self.spread(values, start=kg), [None] * len(values)
-        elif self.key_selector is None:
+        if self.spread is None and self.key_selector is None:  # broadcast: to every group
             seqs, vs, stamps, kgs, keys = _to_every_group(self.groups, seqs, vs, stamps)
         else:
-            kgs, keys = route_keys(self.step, self.key_selector, self.encoder, values)
+            if self.spread is not None:
+                kgs, keys = self.spread(values, start=kg), [None] * len(values)
+            else:
+                assert self.key_selector is not None
+                kgs, keys = route_keys(self.step, self.key_selector, self.encoder, values)
+            if self.offset:
+                kgs = [self.offset + g for g in kgs]
         n = len(vs)
         ints, strs = split_keys(keys)
         return pd.DataFrame(
             {
-                "kg": pd.Series([*kgs, -1], dtype="int32"),
+                "kg": pd.Series([*kgs, self.marker], dtype="int32"),
                 "seq": pd.Series([*seqs, -1], dtype="int64"),
                 "v": pd.Series([*vs, metrics], dtype=object),
                 "ts": pd.Series([*stamps, wm], dtype=object),
@@ -1742,12 +1869,15 @@ def _processor_base() -> type:
 
 
 class _KeyGroupProcessor(_processor_base()):  # type: ignore[misc]
-    """The ``transformWithStateInPandas`` processor of a key-group pass: one ``ValueState`` (the
-    state row, ``_STATE_FIELDS``) per key group; each call is ``_KeyGroups``' with the
-    micro-batch's time from the rows' ``now`` column. Several such passes chain in one query."""
+    """The ``transformWithStateInPandas`` processor of a stage's key-group pass: one
+    ``ValueState`` (the state row, ``_STATE_FIELDS``) per group; each call is the ``_KeyGroups``
+    of the stage's step whose range holds the group (``fns[group // n]``, the step's key group
+    ``group % n``: a stage of one step has just its key groups), with the micro-batch's time from
+    the rows' ``now`` column. Several such passes chain in one query."""
 
-    def __init__(self, fn: _KeyGroups) -> None:
-        self.fn = fn
+    def __init__(self, fns: Sequence[_KeyGroups], n: int) -> None:
+        self.fns = tuple(fns)
+        self.n = n
 
     def init(self, handle: Any) -> None:
         self.row = handle.getValueState("kg", _spark_schema(_STATE_FIELDS))
@@ -1756,7 +1886,8 @@ class _KeyGroupProcessor(_processor_base()):  # type: ignore[misc]
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:  # noqa: N802,N803
         frames = [pdf for pdf in rows if len(pdf)]
         now = int(frames[0]["now"].iloc[0]) if frames else 0
-        yield from self.fn(key, iter(frames), _TwsState(self.row, now, self.buckets))
+        slot, kg = divmod(int(key[0]), self.n)
+        yield from self.fns[slot]((kg,), iter(frames), _TwsState(self.row, now, self.buckets))
 
     def close(self) -> None:
         pass

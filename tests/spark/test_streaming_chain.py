@@ -16,8 +16,8 @@ from stream_query import run_to_parquet
 
 from fs_compat.common import Configuration, Duration, TimestampAssigner, Types, WatermarkStrategy
 from fs_compat.datastream import KeyedProcessFunction, StreamExecutionEnvironment
-from fs_compat.datastream.state import ListStateDescriptor
-from fs_compat.spark import StreamPlanError, spark_session
+from fs_compat.datastream.state import ListStateDescriptor, ValueStateDescriptor
+from fs_compat.spark import StreamPlanError, read_state, spark_session
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -102,6 +102,14 @@ def _write(spark: Any, folder: Path, name: str, rows: list[tuple[str, int, int]]
     spark.createDataFrame(data, SCHEMA).coalesce(1).write.parquet(str(folder / name))
 
 
+def _batch(spark: Any) -> Any:
+    """Every file's rows as one batch DataFrame: the batch target's input."""
+    rows = [
+        (k, n, datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)) for f in FILES for k, n, ms in f
+    ]
+    return spark.createDataFrame(rows, SCHEMA)
+
+
 def _run(spark: Any, source: Path, checkpoint: Path, sink: Path) -> int:
     df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source / "*"))
     return len(run_to_parquet(_job(_env(), df).to_dataframe(), checkpoint, sink))
@@ -126,14 +134,7 @@ def test_two_keyed_steps_with_timers_restart_from_the_checkpoint_and_match_the_b
     _run(spark, source, checkpoint, sink)  # restarted from the checkpoint
     streamed = Counter(tuple(r) for r in spark.read.parquet(str(sink)).collect())
 
-    batch = spark.createDataFrame(
-        [
-            (k, n, datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC))
-            for f in FILES
-            for k, n, ms in f
-        ],
-        SCHEMA,
-    )
+    batch = _batch(spark)
     expected = Counter(tuple(r) for r in _job(_env(), batch).to_dataframe().collect())
     assert streamed == expected
     # The first step's timers (at 2000, 2500, 3600, 4050, 7000) reached the second step's.
@@ -179,14 +180,7 @@ def test_a_keyed_steps_output_read_twice_into_one_place_restarts_and_matches_the
             # The keyed step is one state operator of the query: its frame is read once.
             assert all(len(p["stateOperators"]) == k + 1 for p in progress)
             found[k] = Counter(tuple(r) for r in spark.read.parquet(str(tmp_path / f"out{k}")).collect())
-    batch = spark.createDataFrame(
-        [
-            (k, n, datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC))
-            for f in FILES
-            for k, n, ms in f
-        ],
-        SCHEMA,
-    )
+    batch = _batch(spark)
     expected = [Counter(tuple(r) for r in job.to_dataframe().collect()) for job in _forks(_env(), batch)]
     assert found == expected
     assert expected[0][("a", 4, "element")] == expected[0][("a", 8, "doubled")] == 1
@@ -194,14 +188,87 @@ def test_a_keyed_steps_output_read_twice_into_one_place_restarts_and_matches_the
     assert expected[1][("doubled", 14, "second@6999")] == expected[1][("element", 10, "second@6999")] == 1
 
 
-def test_a_keyed_step_read_by_two_keyed_steps_is_refused_on_a_streaming_dataframe(tmp_path: Path) -> None:
+class Latest(KeyedProcessFunction):
+    """Keyed by the first step's key: the highest count it reported, in a ValueState, once, by
+    a timer past every record's time (it fires at the end of the input)."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.top = runtime_context.get_state(ValueStateDescriptor("top", Types.LONG()))
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        self.top.update(max(self.top.value() or 0, value[1]))
+        ctx.timer_service().register_event_time_timer(50_000)
+        return ()
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any]:
+        yield (ctx.get_current_key(), self.top.value(), "latest")
+
+
+def _diamond(env: StreamExecutionEnvironment, df: Any) -> Any:
+    """A keyed step (``PerKey``) read by two keyed steps (``PerKind`` by the kind of its outputs,
+    ``Latest`` by their key), whose outputs meet again in a fourth (``PerKind`` by their kind)."""
+    counted = env.from_dataframe(df).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(500)).with_timestamp_assigner(
+            _Stamp()
+        )
+    )
+    counted = counted.key_by(lambda r: r.key).process(PerKey(), output_type=OUT).name("counted")
+    by_kind = counted.key_by(lambda r: r[2].split("@")[0]).process(PerKind(), output_type=OUT).name("kinds")
+    latest = counted.key_by(lambda r: r[0]).process(Latest(), output_type=OUT).name("latest")
+    kinds = by_kind.union(latest).key_by(lambda r: r[2].split("@")[0])
+    return kinds.process(PerKind(), output_type=OUT).name("again")
+
+
+@pytest.mark.classic_only  # Connect slice: README
+def test_a_keyed_step_read_by_two_keyed_steps_restarts_and_matches_the_batch_target(tmp_path: Path) -> None:
+    spark = spark_session()
+    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    for i in range(2):
+        _write(spark, source, str(i), FILES[i])
+    for more in (range(0), range(2, 4)):  # the second run restarts from the checkpoint
+        for i in more:
+            _write(spark, source, str(i), FILES[i])
+        df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source / "*"))
+        job = _diamond(_env(), df)
+        progress = run_to_parquet(job.to_dataframe(), checkpoint, sink)
+        # Three state operators: the first step's, one for the two steps that read it, the last's.
+        assert progress and all(len(p["stateOperators"]) == 3 for p in progress)
+    streamed = Counter(tuple(r) for r in spark.read.parquet(str(sink)).collect())
+    batch = _batch(spark)
+    expected = Counter(tuple(r) for r in _diamond(_env(), batch).to_dataframe().collect())
+    assert streamed == expected
+    # From one side: the 10 per-second reports of ``kinds`` (elements' and timers'), by 7999;
+    # from the other: the 5 keys' tops, at the end.
+    assert expected[("second", 10, "second@7999")] == 1
+    assert expected[("latest", 5, "second@50999")] == 1
+    # Each of the two steps has its own state, read back from the shared state operator.
+    rows = read_state(str(checkpoint), job).collect()
+    state = {(r.step, r.state, r.key.toPython()) for r in rows}
+    tops = {r.key.toPython(): r.value.toPython() for r in rows if r.step == "latest"}
+    assert tops == {"a": 4, "b": 2, "c": 2, "d": 1, "e": 1}
+    assert {k for s, _n, k in state if s == "kinds"} == {"element", "timer"}
+    assert {s for s, _n, _k in state} == {"counted", "kinds", "latest", "again"}
+
+
+def test_a_keyed_step_read_by_the_output_and_a_keyed_step_is_refused(tmp_path: Path) -> None:
     spark = spark_session()
     _write(spark, tmp_path / "in", "0", FILES[0])
     df = spark.readStream.schema(SCHEMA).parquet(str(tmp_path / "in" / "*"))
     counted = _env().from_dataframe(df).key_by(lambda r: r.key).process(PerKey(), output_type=OUT)
     by_kind = counted.key_by(lambda r: r[2]).process(PerKind(), output_type=OUT)
-    with pytest.raises(StreamPlanError, match=r"outputs of keyed step .* go to more than one step"):
+    with pytest.raises(StreamPlanError, match=r"go both to the job's output and to keyed step"):
         counted.union(by_kind).to_dataframe()
+
+
+def test_a_keyed_step_reading_a_step_of_its_own_stage_is_refused(tmp_path: Path) -> None:
+    spark = spark_session()
+    _write(spark, tmp_path / "in", "0", FILES[0])
+    df = spark.readStream.schema(SCHEMA).parquet(str(tmp_path / "in" / "*"))
+    counted = _env().from_dataframe(df).key_by(lambda r: r.key).process(PerKey(), output_type=OUT)
+    latest = counted.key_by(lambda r: r[0]).process(Latest(), output_type=OUT)
+    both = counted.union(latest).key_by(lambda r: r[2]).process(PerKind(), output_type=OUT)
+    with pytest.raises(StreamPlanError, match=r"reads keyed step .* would run as one stage"):
+        both.to_dataframe()
 
 
 def test_timestamps_assigned_on_a_second_path_out_of_a_keyed_step_are_refused(tmp_path: Path) -> None:
