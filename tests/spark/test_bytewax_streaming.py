@@ -153,6 +153,38 @@ def test_two_stateful_steps_keyed_differently_survive_a_restart_from_the_checkpo
     assert _sink(spark, sink) == first + Counter({("odd", 3): 1, ("odd", 4): 1})
 
 
+def _branches_query(spark: Any, source: Path) -> Any:
+    """Per user, a running total read by two stateful steps keyed differently (a diamond): per
+    user, the largest running total so far; per parity of the running count, how many updates it
+    saw. Their outputs merge into one stream."""
+    flow = Dataflow("branches")
+    s: Any = op.input("inp", flow, DataFrameSource(_events(spark, source)))
+    s = op.stateful_map("running", op.key_on("user", s, lambda row: row.user), running_total)
+    top = op.stateful_map("top", s, lambda seen, kv: (max(seen or 0, kv[1]),) * 2)
+    by_parity = op.key_on("parity", s, lambda kv: "odd" if kv[1][0] % 2 else "even")
+    updates = op.stateful_map("updates", by_parity, lambda seen, kv: ((seen or 0) + 1,) * 2)
+    both = op.merge("both", op.map("tops", top, lambda kv: ("top:" + kv[0], kv[1])), updates)
+    return to_dataframe(both, Types.ROW_NAMED(["k", "v"], [Types.STRING(), Types.LONG()]))
+
+
+@pytest.mark.classic_only  # Connect slice: README
+def test_a_stateful_step_read_by_two_stateful_steps_survives_a_restart_from_the_checkpoint(
+    tmp_path: Path,
+) -> None:
+    spark = spark_session()
+    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    _write(spark, source, "1", [("a", 1), ("b", 10)])
+    _write(spark, source, "2", [("a", 2)])
+    assert _run(_branches_query(spark, source), checkpoint, sink) >= 2
+    first = Counter({("top:a", 1): 1, ("top:b", 10): 1, ("top:a", 3): 1, ("odd", 1): 1, ("odd", 2): 1})
+    assert _sink(spark, sink) == first + Counter({("even", 1): 1})
+
+    _write(spark, source, "3", [("a", 4), ("c", 100)])
+    _run(_branches_query(spark, source), checkpoint, sink)  # restarted: all three steps' state goes on
+    more = Counter({("top:a", 7): 1, ("top:c", 100): 1, ("odd", 3): 1, ("odd", 4): 1})
+    assert _sink(spark, sink) == first + Counter({("even", 1): 1}) + more
+
+
 @pytest.mark.classic_only  # Connect slice: README
 def test_join_of_two_streaming_sources_waits_for_both_sides_across_a_restart(tmp_path: Path) -> None:
     """``op.join`` of two streaming DataFrames (a ``stateful_batch`` over both inputs): a side that
