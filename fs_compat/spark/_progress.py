@@ -128,10 +128,9 @@ def watch(
     after the first pass; ``i``: after stage ``i``, ``StreamShape.stages``: usually one keyed
     step) to ``df`` and returns it. ``kind``: ``"events"`` (rows of ``_PRE_FIELDS``: records
     have ``v``; at point 0 also each of the ``channels``' largest marker ``ts``, its
-    watermark; after a stage, its calls' markers,
-    ``kg`` below 0, carry the metrics its steps added in their ``v``), ``"rows"`` (every row is a
-    record) or the name of the column whose non-null rows carry the metrics instead of records
-    (they are dropped after it)."""
+    watermark; after a stage, its calls' markers, ``kg`` below 0, carry the metrics its steps
+    added in their ``v``), ``"rows"`` (every row is a record) or the name of the column whose
+    non-null rows carry the metrics instead of records (they are dropped after it)."""
     plan = Watched(
         uuid.uuid4().hex[:12], " > ".join(before) or None, tuple(stages), delay, tuple(names), channels
     )
