@@ -274,7 +274,7 @@ def operator_order(shape: StreamShape) -> list[tuple[OperatorNode, ...]]:
     """The stages of ``shape`` (``StreamShape.stages``: usually one keyed step each) in the order
     of their state operators' ids in the query's checkpoint. Spark numbers stateful operators as
     it walks the physical plan from the output down, each node before its children, children in
-    order: the output's feeds in ``shape.into(None)`` order (``stream_dataframe`` unions them
+    order: the output's feeds in ``shape.outputs()`` order (``stream_dataframe`` unions them
     so), and each stage before the stages it reads, in ``shape.reads`` order (its input's
     union)."""
     order: list[int] = []
@@ -285,12 +285,11 @@ def operator_order(shape: StreamShape) -> list[tuple[OperatorNode, ...]]:
                 order.append(up)
                 visit(up)
 
-    for feed in shape.into(None):
+    for feed in shape.outputs():
         if feed.source is None:
             stage = shape.stage_of(feed.start)
-            if stage not in order:  # once: its feeds into the output share its operator
-                order.append(stage)
-                visit(stage)
+            order.append(stage)
+            visit(stage)
     return [shape.stages[i] for i in order]
 
 

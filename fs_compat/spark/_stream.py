@@ -7,16 +7,21 @@ with one or more inputs (``connect`` of keyed streams, a ``union`` before ``key_
 step's outputs (main and side, ``Feed.tag``; any step's on the way, ``Feed.reads``) read by one
 step or the output, or by several paths that all reach the same keyed step or all the output
 (``K.union(K.get_side_output(t).map(f))``: ``_KeyGroups``' branches), or by several keyed steps
-(a diamond: ``A`` and ``B`` both read ``K``; they run as one *stage*, below); broadcast state on
+(a diamond: ``A`` and ``B`` both read ``K``; they run as one *stage*, below), or by the job's
+output and keyed steps (``K.union(K.key_by(f).process(g))``: a *relay*, below); broadcast state on
 keyed streams and on streams that are not keyed, custom partitioning (``partition_custom``).
-Refused: a keyed step whose outputs go both to the job's output and to a keyed step (the output
-would read the step's frame a second time), and a keyed step that reads a step of its own stage.
+Refused: a keyed step that reads a step of its own stage (``K.union(A).key_by(f)`` with ``A``
+reading ``K``).
 
 A *stage* (``stages_of``) is one ``transformWithStateInPandas`` operator: usually one keyed step,
 but the keyed steps that read one stage's outputs are one stage, since a streaming DataFrame read
 twice is planned twice (two state operators, the user's code run twice). The steps of a stage
 share its groups' range: the step at ``slot`` has groups ``slot * max_parallelism + kg``, so a
 stage of one step has exactly its key groups (and a checkpoint the same layout as before stages).
+A stage's outputs go either to the job's output or to the next stage: when its steps' outputs go
+to both (or it passes on rows of stages before it), the rows bound for the job's output travel
+through the next stage's *relay* (``_Relay``, the stage's last slot; no state, no timers), and
+so on to the stage whose outputs are the job's.
 
 A step that is not keyed but reads a broadcast stream (``BroadcastProcessFunction``) or a
 custom-partitioned one is run like a keyed step (``_grouped``), in one key group per parallel
@@ -251,10 +256,41 @@ class StreamShape:
     keyed: tuple[OperatorNode, ...]
     feeds: tuple[Feed, ...]
     stages: tuple[tuple[OperatorNode, ...], ...] = ()
+    #: Per stage, whether it holds a relay (``_Relay``): the rows bound for the job's output of
+    #: a stage before it whose outputs go to keyed steps too pass through it (``relayed``).
+    relays: tuple[bool, ...] = ()
 
     def stage_of(self, step: Node) -> int:
         """The index in ``stages`` of keyed ``step``'s stage."""
         return next(i for i, stage in enumerate(self.stages) if any(m is step for m in stage))
+
+    def onward(self, stage: int) -> int | None:
+        """The stage that stage ``stage``'s steps feed (one at most: ``stages_of``), None when
+        they feed the job's output only."""
+        ends = [f.end for m in self.stages[stage] for f in self.out_of(m) if f.end is not None]
+        return self.stage_of(ends[0]) if ends else None
+
+    def relayed(self, stage: int) -> bool:
+        """Whether stage ``stage``'s rows bound for the job's output (its steps', its relay's)
+        go through the relay of the stage it feeds: its frame is read by that stage only."""
+        if self.onward(stage) is None:
+            return False
+        to_output = any(f.end is None for m in self.stages[stage] for f in self.out_of(m))
+        return to_output or self.relays[stage]
+
+    def outputs(self) -> list[Feed]:
+        """The feeds whose frames the job's output unions: each from a source, and one from each
+        stage that feeds the output itself (the others' output rows are relayed)."""
+        seen: set[int] = set()
+        kept = []
+        for f in self.into(None):
+            if f.source is None:
+                stage = self.stage_of(f.start)
+                if stage in seen or self.relayed(stage):
+                    continue
+                seen.add(stage)
+            kept.append(f)
+        return kept
 
     def reads(self, stage: int) -> list[int]:
         """The stages whose outputs stage ``stage`` reads, in the order its input unions them
@@ -326,7 +362,15 @@ def stream_shape(node: Node, tag: str | None = None) -> StreamShape:
         same_end = [f for f in numbered if f.end is feed.end]
         local = sum(1 for f in same_end if f.inp == feed.inp)
         numbered.append(attrs.evolve(feed, ch=len(same_end), local=local))
-    return StreamShape(tuple(order), tuple(numbered), stages_of(order, numbered))
+    stages = stages_of(order, numbered)
+    shape = StreamShape(tuple(order), tuple(numbered), stages)
+    relays: list[bool] = []  # each stage's, from the stages before it (``StreamShape.relayed``)
+    relayed: list[bool] = []
+    for i, stage in enumerate(stages):
+        relays.append(any(relayed[j] and shape.onward(j) == i for j in range(i)))
+        to_output = any(f.end is None for m in stage for f in shape.out_of(m))
+        relayed.append(shape.onward(i) is not None and (to_output or relays[i]))
+    return attrs.evolve(shape, relays=tuple(relays))
 
 
 def stages_of(keyed: Sequence[OperatorNode], feeds: Sequence[Feed]) -> tuple[tuple[OperatorNode, ...], ...]:
@@ -335,8 +379,9 @@ def stages_of(keyed: Sequence[OperatorNode], feeds: Sequence[Feed]) -> tuple[tup
     DataFrame may be read only once (a second read would plan its state operator twice): so the
     keyed steps that read one stage's outputs run together, as one stage (a diamond of keyed
     steps: ``K`` read by ``A`` and ``B``; ``A`` and ``B`` are one stage, each in its own range of
-    the stage's groups). Refused: a stage whose outputs go both to the job's output and to keyed
-    steps, and a keyed step that reads a step of its own stage."""
+    the stage's groups); a stage whose outputs go both to keyed steps and to the job's output
+    sends the latter through the next stage's relay (``StreamShape.relays``). Refused: a keyed
+    step that reads a step of its own stage."""
     parent = {k.id: k.id for k in keyed}
 
     def find(i: int) -> int:
@@ -360,14 +405,6 @@ def stages_of(keyed: Sequence[OperatorNode], feeds: Sequence[Feed]) -> tuple[tup
             for f in feeds:
                 if f.end is not None and f.start.id in ids and f.end.id in ids:
                     raise _same_stage(f)
-            if steps and len(steps) != len(ends):
-                names = " and ".join(f"'{m.name}'" for m in group)
-                raise StreamPlanError(
-                    f"the outputs of {_kind(group[0])} {names} go both to the job's output and to "
-                    f"{_kind(steps[0])} '{steps[0].name}'; on a streaming DataFrame the outputs of a "
-                    "keyed step (main and side) feed keyed steps or the output (a union of them may), "
-                    "not both: write one of them from a query of its own"
-                )
             for e in steps[1:]:
                 a, b = find(steps[0].id), find(e.id)
                 if a != b:
@@ -531,7 +568,10 @@ def stream_dataframe(
     for i, stage in enumerate(shape.stages):
         inputs = []
         targets: dict[int, list[tuple[int, Sequence[int], int]]] = {}  # upstream stage -> markers
-        fns = []
+        fns: list[_KeyGroups | _Relay] = []
+        ahead = shape.onward(i)
+        # Where this stage's rows bound for the output go: the next stage's relay (its last slot).
+        relay_slot = len(shape.stages[ahead]) if ahead is not None and shape.relayed(i) else None
         for slot, keyed in enumerate(stage):
             groups = [slot * n_groups + g for g in groups_of(keyed, config)]
             for feed in shape.into(keyed):
@@ -541,22 +581,26 @@ def stream_dataframe(
                 else:
                     targets.setdefault(shape.stage_of(feed.start), []).append((slot, groups, feed.ch))
             onward = shape.out_of(keyed)
-            fn = _KeyGroups(
-                keyed,
-                onward,
-                config,
-                out,
-                clock,
-                [(f.inp, f.local) for f in shape.into(keyed)],
-                [_source_names(f) for f in shape.into(keyed)],
-                cache_bytes,
-                slots,
+            fns.append(
+                _KeyGroups(
+                    keyed,
+                    onward,
+                    config,
+                    out,
+                    clock,
+                    [(f.inp, f.local) for f in shape.into(keyed)],
+                    [_source_names(f) for f in shape.into(keyed)],
+                    cache_bytes,
+                    slots,
+                    relay_slot,
+                )
             )
-            fns.append(fn)
+        if shape.relays[i]:
+            fns.append(_Relay(config, out, relay_slot))
         # One pass over each upstream stage's frame (read once), in ``shape.reads`` order.
         for up in shape.reads(i):
-            inputs.append(frames[up].mapInArrow(_markers(targets[up]), pre_schema))
-        last = shape.out_of(stage[0])[0].end is None  # all of the stage's outputs go one way
+            inputs.append(frames[up].mapInArrow(_markers(targets.get(up, [])), pre_schema))
+        last = ahead is None  # the stage's outputs (its relay's too) are the job's
         schema = pre_schema
         if last:  # plus the column the calls' metrics travel in (``_progress``; dropped after it)
             for fn in fns:
@@ -576,29 +620,13 @@ def stream_dataframe(
         frames[shape.stage_of(f.start)]
         if f.source is None
         else _no_channel(f.source.handle.mapInArrow(_stateless(f, config, out), out.schema), channels)
-        for f in _once_per_stage(shape, shape.into(None))
+        for f in shape.outputs()
     ]
     from ._read_state import remember_job  # that module reads this one's plans
 
     if not shape.keyed:
         return remember_job(observe(_union(outputs), 0, "rows"), node, config)
     return remember_job(_union(outputs), node, config)
-
-
-def _once_per_stage(shape: StreamShape, feeds: Sequence[Feed]) -> list[Feed]:
-    """``feeds`` without the second and later ones from the same stage: its frame holds the rows
-    of all of them (its steps', and each step's ``_KeyGroups``' branches), and read twice, it
-    would be planned twice."""
-    seen: set[int] = set()
-    kept = []
-    for f in feeds:
-        if f.source is None:
-            stage = shape.stage_of(f.start)
-            if stage in seen:
-                continue
-            seen.add(stage)
-        kept.append(f)
-    return kept
 
 
 def _union(frames: Sequence[Any]) -> Any:
@@ -1379,7 +1407,8 @@ class _KeyGroups:
     number for the records of channel ``c`` (``Feed.ch``), ``row_names[c]`` the Row fields of
     its values when they travel as tuples (else None); ``slots`` the place of each keyed step
     (by node id) in its stage (``StreamShape.stages``; 0 when not given), which says where the
-    groups of the steps the outputs go to are."""
+    groups of the steps the outputs go to are; ``relay_slot`` the place of the next stage's relay
+    when the outputs bound for the job's output go through it (``StreamShape.relayed``)."""
 
     def __init__(
         self,
@@ -1392,6 +1421,7 @@ class _KeyGroups:
         row_names: Sequence[list[str] | None] = (None,),
         cache_bytes: int = DEFAULT_WORKER_CACHE_BYTES,
         slots: Mapping[int, int] | None = None,
+        relay_slot: int | None = None,
     ) -> None:
         self.keyed = keyed
         #: Where the step's outputs go (``onward``: the feeds out of it, all to one step or all
@@ -1419,10 +1449,19 @@ class _KeyGroups:
         self.muted = {i for i, e in enumerate(keyed.inputs) if e.broadcast} if keyed.keyed else set()
         p = keyed.parallelism or config.parallelism
         self.speaking = set(_first_groups(p, config.max_parallelism)) if self.muted else set()
-        #: The keyed step the outputs go to, per branch (None: the output is the job's, as columns).
-        last = not onward or onward[0].end is None
-        self.next: tuple[_NextStep, ...] | None = (
-            None if last else tuple(_NextStep(f, config, _slot(f.end, slots)) for f in onward)
+        #: The keyed step the outputs go to, per branch (None: the output is the job's, as
+        #: columns), or, for a branch to the job's output when the stage's rows go on to a next
+        #: stage, that stage's relay (at ``relay_slot``).
+        last = relay_slot is None and (not onward or onward[0].end is None)
+        self.next: tuple[_NextStep | _ToRelay, ...] | None = (
+            None
+            if last
+            else tuple(
+                _NextStep(f, config, _slot(f.end, slots))
+                if f.end is not None
+                else _ToRelay(config, relay_slot, keyed)
+                for f in onward
+            )
         )
         #: The output's extra column for the call's metrics (the job's output only; ``_progress``).
         self.metrics_column: str | None = None
@@ -1826,6 +1865,89 @@ class _NextStep:
         )
 
 
+class _ToRelay:
+    """A branch of a key-group pass's outputs bound for the job's output, when the stage's rows
+    go on to a next stage (``StreamShape.relayed``): they become rows of the next stage's relay
+    (``_Relay``, at ``slot``), each in the relay's group of the key group that emitted it, its
+    ``ch`` the emitting subtask (of ``step``, when given: the ``N>`` of ``print()``)."""
+
+    def __init__(self, config: LocalConfig, slot: int | None, step: Node | None = None) -> None:
+        assert slot is not None
+        self.offset = slot * config.max_parallelism
+        self.marker = -1 - slot
+        self.parallelism = (step.parallelism if step is not None else None) or config.parallelism
+        self.max_parallelism = config.max_parallelism
+
+    def frame(
+        self,
+        kg: int,
+        results: list[tuple[Any, int | None]],
+        wm: int | None,
+        metrics: bytes | None = None,
+        subtask: int | None = None,
+    ) -> Any:
+        """The rows of ``results`` (``_NextStep.frame``'s), then a marker carrying ``metrics``
+        (``_markers`` passes no marker on to a relay: it has no timers). ``subtask``: the
+        emitting subtask, when it is not key group ``kg``'s."""
+        import pandas as pd
+
+        n = len(results)
+        ch = subtask_of(kg, self.parallelism, self.max_parallelism) if subtask is None else subtask
+        return pd.DataFrame(
+            {
+                "kg": pd.Series([self.offset + kg] * n + [self.marker], dtype="int32"),
+                "seq": pd.Series([*range(kg << 40, (kg << 40) + n), -1], dtype="int64"),
+                "v": pd.Series([*_dumps_all([v for v, _t in results]), metrics], dtype=object),
+                "ts": pd.Series([*(t for _v, t in results), wm], dtype=object),
+                "ki": pd.Series([None] * (n + 1), dtype=object),
+                "ks": pd.Series([None] * (n + 1), dtype=object),
+                "ch": pd.Series([ch] * (n + 1), dtype="int32"),
+            }
+        )
+
+
+class _Relay:
+    """The relay of a stage (``StreamShape.relays``): it passes on the rows bound for the job's
+    output of the stages before it, as the output's columns (``metrics_column`` and
+    ``channel_column`` as ``_KeyGroups``'; the channel is each row's emitting subtask) or, when
+    this stage's rows go on too, to the next stage's relay (at ``slot``). It holds no state."""
+
+    def __init__(self, config: LocalConfig, out: OutputColumns, slot: int | None) -> None:
+        self.config = config
+        self.out = out
+        self.onward = None if slot is None else _ToRelay(config, slot)
+        self.metrics_column: str | None = None
+        self.channel_column: str | None = None
+
+    @worker_pass
+    def __call__(self, key: tuple[Any, ...], pdfs: Iterator[Any], state: Any) -> Iterator[Any]:
+        import pandas as pd
+
+        del state  # a relay keeps nothing
+        records = _Records()
+        for pdf in pdfs:
+            if len(pdf):
+                records.add(pdf)
+        if records.n == 0:
+            return
+        runs = [
+            (ch, [pickle.loads(v) for v in values], stamps) for ch, values, stamps, _k in records.ordered()
+        ]
+        if self.onward is not None:
+            for ch, values, stamps in runs:
+                yield self.onward.frame(int(key[0]), list(zip(values, stamps, strict=True)), None, None, ch)
+            return
+        values = [v for _ch, vs, _ts in runs for v in vs]
+        cols = self.out.columns(values)
+        frame = {name: pd.Series(cols[name], dtype=object) for name in self.out.names}
+        if self.metrics_column is not None:
+            frame[self.metrics_column] = pd.Series([None] * len(values), dtype=object)
+            if self.channel_column is not None:
+                subtasks = [ch for ch, vs, _ts in runs for _v in vs]
+                frame[self.channel_column] = pd.Series(subtasks, dtype=object)
+        yield pd.DataFrame(frame)
+
+
 class _TwsState:
     """A key group's state row in ``transformWithStateInPandas``'s ``ValueState``, read and
     written as ``_KeyGroups`` does Spark's ``GroupState``; ``now`` is the processing time. The
@@ -1875,7 +1997,7 @@ class _KeyGroupProcessor(_processor_base()):  # type: ignore[misc]
     ``group % n``: a stage of one step has just its key groups), with the micro-batch's time from
     the rows' ``now`` column. Several such passes chain in one query."""
 
-    def __init__(self, fns: Sequence[_KeyGroups], n: int) -> None:
+    def __init__(self, fns: Sequence[_KeyGroups | _Relay], n: int) -> None:
         self.fns = tuple(fns)
         self.n = n
 

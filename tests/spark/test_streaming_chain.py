@@ -145,15 +145,19 @@ def test_two_keyed_steps_with_timers_restart_from_the_checkpoint_and_match_the_b
     assert expected[("element", 10, "second@6999")] == 1
 
 
+def _counted(env: StreamExecutionEnvironment, df: Any) -> Any:
+    """``df`` with its timestamps (500 ms out of order), keyed by ``key``, through ``PerKey``."""
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(500))
+    stamped = env.from_dataframe(df).assign_timestamps_and_watermarks(
+        strategy.with_timestamp_assigner(_Stamp())
+    )
+    return stamped.key_by(lambda r: r.key).process(PerKey(), output_type=OUT)
+
+
 def _forks(env: StreamExecutionEnvironment, df: Any) -> tuple[Any, Any]:
     """Two jobs in which a keyed step's output is read twice: unioned with a mapped copy of
     itself into the output, and, as two channels, into one next keyed step (``PerKind``)."""
-    counted = env.from_dataframe(df).assign_timestamps_and_watermarks(
-        WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(500)).with_timestamp_assigner(
-            _Stamp()
-        )
-    )
-    counted = counted.key_by(lambda r: r.key).process(PerKey(), output_type=OUT)
+    counted = _counted(env, df)
     doubled = counted.map(lambda r: (r[0], r[1] * 2, "doubled"), output_type=OUT)
     rejoined = counted.union(doubled).key_by(lambda r: r[2].split("@")[0]).process(PerKind(), output_type=OUT)
     return counted.union(doubled), rejoined
@@ -207,42 +211,43 @@ class Latest(KeyedProcessFunction):
 def _diamond(env: StreamExecutionEnvironment, df: Any) -> Any:
     """A keyed step (``PerKey``) read by two keyed steps (``PerKind`` by the kind of its outputs,
     ``Latest`` by their key), whose outputs meet again in a fourth (``PerKind`` by their kind)."""
-    counted = env.from_dataframe(df).assign_timestamps_and_watermarks(
-        WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(500)).with_timestamp_assigner(
-            _Stamp()
-        )
-    )
-    counted = counted.key_by(lambda r: r.key).process(PerKey(), output_type=OUT).name("counted")
+    counted = _counted(env, df).name("counted")
     by_kind = counted.key_by(lambda r: r[2].split("@")[0]).process(PerKind(), output_type=OUT).name("kinds")
     latest = counted.key_by(lambda r: r[0]).process(Latest(), output_type=OUT).name("latest")
     kinds = by_kind.union(latest).key_by(lambda r: r[2].split("@")[0])
     return kinds.process(PerKind(), output_type=OUT).name("again")
 
 
-@pytest.mark.classic_only  # Connect slice: README
-def test_a_keyed_step_read_by_two_keyed_steps_restarts_and_matches_the_batch_target(tmp_path: Path) -> None:
-    spark = spark_session()
-    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+def _restarted(spark: Any, tmp_path: Path, build: Any, operators: int) -> tuple[Any, Counter[Any]]:
+    """The job ``build`` makes, run on the first two files, then restarted from its checkpoint
+    (``tmp_path / "ck"``) on all four; every micro-batch had ``operators`` state operators. The
+    job as last built, and what the two runs wrote."""
+    source, sink = tmp_path / "in", tmp_path / "out"
     for i in range(2):
         _write(spark, source, str(i), FILES[i])
-    for more in (range(0), range(2, 4)):  # the second run restarts from the checkpoint
+    for more in (range(0), range(2, 4)):
         for i in more:
             _write(spark, source, str(i), FILES[i])
         df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source / "*"))
-        job = _diamond(_env(), df)
-        progress = run_to_parquet(job.to_dataframe(), checkpoint, sink)
-        # Three state operators: the first step's, one for the two steps that read it, the last's.
-        assert progress and all(len(p["stateOperators"]) == 3 for p in progress)
-    streamed = Counter(tuple(r) for r in spark.read.parquet(str(sink)).collect())
-    batch = _batch(spark)
-    expected = Counter(tuple(r) for r in _diamond(_env(), batch).to_dataframe().collect())
+        job = build(_env(), df)
+        progress = run_to_parquet(job.to_dataframe(), tmp_path / "ck", sink)
+        assert progress and all(len(p["stateOperators"]) == operators for p in progress)
+    return job, Counter(tuple(r) for r in spark.read.parquet(str(sink)).collect())
+
+
+@pytest.mark.classic_only  # Connect slice: README
+def test_a_keyed_step_read_by_two_keyed_steps_restarts_and_matches_the_batch_target(tmp_path: Path) -> None:
+    spark = spark_session()
+    # Three state operators: the first step's, one for the two steps that read it, the last's.
+    job, streamed = _restarted(spark, tmp_path, _diamond, 3)
+    expected = Counter(tuple(r) for r in _diamond(_env(), _batch(spark)).to_dataframe().collect())
     assert streamed == expected
     # From one side: the 10 per-second reports of ``kinds`` (elements' and timers'), by 7999;
     # from the other: the 5 keys' tops, at the end.
     assert expected[("second", 10, "second@7999")] == 1
     assert expected[("latest", 5, "second@50999")] == 1
     # Each of the two steps has its own state, read back from the shared state operator.
-    rows = read_state(str(checkpoint), job).collect()
+    rows = read_state(str(tmp_path / "ck"), job).collect()
     state = {(r.step, r.state, r.key.toPython()) for r in rows}
     tops = {r.key.toPython(): r.value.toPython() for r in rows if r.step == "latest"}
     assert tops == {"a": 4, "b": 2, "c": 2, "d": 1, "e": 1}
@@ -250,14 +255,34 @@ def test_a_keyed_step_read_by_two_keyed_steps_restarts_and_matches_the_batch_tar
     assert {s for s, _n, _k in state} == {"counted", "kinds", "latest", "again"}
 
 
-def test_a_keyed_step_read_by_the_output_and_a_keyed_step_is_refused(tmp_path: Path) -> None:
+def _to_output_and_on(env: StreamExecutionEnvironment, df: Any) -> Any:
+    """Keyed steps whose outputs go both to the output and to the next keyed step, twice:
+    ``PerKey``'s, ``PerKind``'s (by the kind of ``PerKey``'s outputs) and ``Latest``'s (by the
+    key of ``PerKind``'s), all three in the output."""
+    counted = _counted(env, df).name("counted")
+    by_kind = counted.key_by(lambda r: r[2].split("@")[0]).process(PerKind(), output_type=OUT).name("kinds")
+    latest = by_kind.key_by(lambda r: r[0]).process(Latest(), output_type=OUT).name("latest")
+    return counted.union(by_kind, latest)
+
+
+@pytest.mark.classic_only  # Connect slice: README
+def test_keyed_steps_read_by_the_output_and_the_next_keyed_step_restart_and_match_the_batch_target(
+    tmp_path: Path,
+) -> None:
     spark = spark_session()
-    _write(spark, tmp_path / "in", "0", FILES[0])
-    df = spark.readStream.schema(SCHEMA).parquet(str(tmp_path / "in" / "*"))
-    counted = _env().from_dataframe(df).key_by(lambda r: r.key).process(PerKey(), output_type=OUT)
-    by_kind = counted.key_by(lambda r: r[2]).process(PerKind(), output_type=OUT)
-    with pytest.raises(StreamPlanError, match=r"go both to the job's output and to keyed step"):
-        counted.union(by_kind).to_dataframe()
+    # One state operator per keyed step: the rows bound for the output pass the later ones.
+    job, streamed = _restarted(spark, tmp_path, _to_output_and_on, 3)
+    expected = Counter(tuple(r) for r in _to_output_and_on(_env(), _batch(spark)).to_dataframe().collect())
+    assert streamed == expected
+    assert expected[("a", 4, "element")] == 1  # the first step's,
+    assert expected[("element", 10, "second@6999")] == 1  # the second's,
+    assert expected[("element", 10, "latest")] == expected[("timer", 5, "latest")] == 1  # the third's
+    tops = {
+        r.key.toPython(): r.value.toPython()
+        for r in read_state(str(tmp_path / "ck"), job).collect()
+        if r.step == "latest"
+    }
+    assert tops == {"element": 10, "timer": 5}
 
 
 def test_a_keyed_step_reading_a_step_of_its_own_stage_is_refused(tmp_path: Path) -> None:
