@@ -256,9 +256,6 @@ class StreamShape:
     keyed: tuple[OperatorNode, ...]
     feeds: tuple[Feed, ...]
     stages: tuple[tuple[OperatorNode, ...], ...] = ()
-    #: Per stage, whether it holds a relay (``_Relay``): the rows bound for the job's output of
-    #: a stage before it whose outputs go to keyed steps too pass through it (``relayed``).
-    relays: tuple[bool, ...] = ()
 
     def stage_of(self, step: Node) -> int:
         """The index in ``stages`` of keyed ``step``'s stage."""
@@ -273,10 +270,24 @@ class StreamShape:
     def relayed(self, stage: int) -> bool:
         """Whether stage ``stage``'s rows bound for the job's output (its steps', its relay's)
         go through the relay of the stage it feeds: its frame is read by that stage only."""
-        if self.onward(stage) is None:
-            return False
-        to_output = any(f.end is None for m in self.stages[stage] for f in self.out_of(m))
-        return to_output or self.relays[stage]
+        return self._relayed()[stage]
+
+    def has_relay(self, stage: int) -> bool:
+        """Whether stage ``stage`` holds a relay (``_Relay``): rows bound for the job's output
+        of a stage before it, whose outputs go to keyed steps too, pass through it."""
+        relayed = self._relayed()
+        return any(relayed[j] and self.onward(j) == stage for j in range(stage))
+
+    def _relayed(self) -> list[bool]:
+        """``relayed`` of every stage, upstream first (a stage with a relay passes its rows on
+        as its steps' own)."""
+        found: list[bool] = []
+        for i, stage in enumerate(self.stages):
+            ahead = self.onward(i)
+            relay = any(found[j] and self.onward(j) == i for j in range(i))
+            to_output = any(f.end is None for m in stage for f in self.out_of(m))
+            found.append(ahead is not None and (to_output or relay))
+        return found
 
     def outputs(self) -> list[Feed]:
         """The feeds whose frames the job's output unions: each from a source, and one from each
@@ -362,15 +373,7 @@ def stream_shape(node: Node, tag: str | None = None) -> StreamShape:
         same_end = [f for f in numbered if f.end is feed.end]
         local = sum(1 for f in same_end if f.inp == feed.inp)
         numbered.append(attrs.evolve(feed, ch=len(same_end), local=local))
-    stages = stages_of(order, numbered)
-    shape = StreamShape(tuple(order), tuple(numbered), stages)
-    relays: list[bool] = []  # each stage's, from the stages before it (``StreamShape.relayed``)
-    relayed: list[bool] = []
-    for i, stage in enumerate(stages):
-        relays.append(any(relayed[j] and shape.onward(j) == i for j in range(i)))
-        to_output = any(f.end is None for m in stage for f in shape.out_of(m))
-        relayed.append(shape.onward(i) is not None and (to_output or relays[i]))
-    return attrs.evolve(shape, relays=tuple(relays))
+    return StreamShape(tuple(order), tuple(numbered), stages_of(order, numbered))
 
 
 def stages_of(keyed: Sequence[OperatorNode], feeds: Sequence[Feed]) -> tuple[tuple[OperatorNode, ...], ...]:
@@ -380,7 +383,7 @@ def stages_of(keyed: Sequence[OperatorNode], feeds: Sequence[Feed]) -> tuple[tup
     keyed steps that read one stage's outputs run together, as one stage (a diamond of keyed
     steps: ``K`` read by ``A`` and ``B``; ``A`` and ``B`` are one stage, each in its own range of
     the stage's groups); a stage whose outputs go both to keyed steps and to the job's output
-    sends the latter through the next stage's relay (``StreamShape.relays``). Refused: a keyed
+    sends the latter through the next stage's relay (``StreamShape.has_relay``). Refused: a keyed
     step that reads a step of its own stage."""
     parent = {k.id: k.id for k in keyed}
 
@@ -595,7 +598,7 @@ def stream_dataframe(
                     relay_slot,
                 )
             )
-        if shape.relays[i]:
+        if shape.has_relay(i):
             fns.append(_Relay(config, out, relay_slot))
         # One pass over each upstream stage's frame (read once), in ``shape.reads`` order.
         for up in shape.reads(i):
@@ -1907,7 +1910,7 @@ class _ToRelay:
 
 
 class _Relay:
-    """The relay of a stage (``StreamShape.relays``): it passes on the rows bound for the job's
+    """The relay of a stage (``StreamShape.has_relay``): it passes on the rows bound for the job's
     output of the stages before it, as the output's columns (``metrics_column`` and
     ``channel_column`` as ``_KeyGroups``'; the channel is each row's emitting subtask) or, when
     this stage's rows go on too, to the next stage's relay (at ``slot``). It holds no state."""
