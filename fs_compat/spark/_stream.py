@@ -419,10 +419,7 @@ def stages_of(keyed: Sequence[OperatorNode], feeds: Sequence[Feed]) -> tuple[tup
     for f in feeds:
         if f.end is None or not isinstance(f.start, OperatorNode) or f.start.id not in parent:
             continue
-        up, down = index[find(f.start.id)], index[find(f.end.id)]
-        if up == down:
-            raise _same_stage(f)
-        reads[down].add(up)
+        reads[index[find(f.end.id)]].add(index[find(f.start.id)])  # never its own: see the merge
     ordered: list[int] = []
     while len(ordered) < len(index):
         ready = [i for i in index.values() if i not in ordered and reads[i] <= set(ordered)]
@@ -1087,6 +1084,15 @@ class _Records:
         self.wms: dict[int, int] = {}  # per channel, the largest watermark its markers carry
         self.n = 0
 
+    @classmethod
+    def of(cls, pdfs: Iterable[Any]) -> _Records:
+        """The records of the frames ``pdfs`` (those with rows)."""
+        records = cls()
+        for pdf in pdfs:
+            if len(pdf):
+                records.add(pdf)
+        return records
+
     def add(self, pdf: Any) -> None:
         import numpy as np
         import pandas as pd
@@ -1492,10 +1498,7 @@ class _KeyGroups:
         kg = int(key[0])
         # Records (v set) and markers (v null, ts = a channel's watermark), as lists: per-record
         # pandas access is slow.
-        records = _Records()
-        for pdf in pdfs:
-            if len(pdf):
-                records.add(pdf)
+        records = _Records.of(pdfs)
         self._metrics = None
         results, marks = self._run(kg, records, state)
         metrics = self._metrics
@@ -1838,7 +1841,6 @@ class _NextStep:
         """The rows of ``results`` (outputs of key group ``kg``, in order: ``seq`` keeps it per
         key group), then this call's marker (``kg`` ``-1 - slot``, ``ts`` the step's watermark,
         ``v`` what the call added to its steps' metrics, for ``_progress``)."""
-        import pandas as pd
 
         values = [v for v, _t in results]
         seqs: Sequence[int] = range(kg << 40, (kg << 40) + len(values))
@@ -1853,19 +1855,36 @@ class _NextStep:
                 kgs, keys = route_keys(self.step, self.key_selector, self.encoder, values)
             if self.offset:
                 kgs = [self.offset + g for g in kgs]
-        n = len(vs)
-        ints, strs = split_keys(keys)
-        return pd.DataFrame(
-            {
-                "kg": pd.Series([*kgs, self.marker], dtype="int32"),
-                "seq": pd.Series([*seqs, -1], dtype="int64"),
-                "v": pd.Series([*vs, metrics], dtype=object),
-                "ts": pd.Series([*stamps, wm], dtype=object),
-                "ki": pd.Series([*ints, None], dtype=object),
-                "ks": pd.Series([*strs, None], dtype=object),
-                "ch": pd.Series([self.ch] * (n + 1), dtype="int32"),
-            }
-        )
+        return _rows_frame(kgs, seqs, vs, stamps, keys, self.ch, self.marker, wm, metrics)
+
+
+def _rows_frame(
+    kgs: Sequence[int],
+    seqs: Iterable[int],
+    vs: Sequence[bytes],
+    stamps: Iterable[int | None],
+    keys: Sequence[Any],
+    ch: int,
+    marker: int,
+    wm: int | None,
+    metrics: bytes | None,
+) -> Any:
+    """Rows of the pre-pass's form (``_PRE_FIELDS``) for the next stage, all on channel ``ch``,
+    then one marker (``kg`` ``marker``, ``ts`` ``wm``, ``v`` ``metrics``)."""
+    import pandas as pd
+
+    ints, strs = split_keys(keys)
+    return pd.DataFrame(
+        {
+            "kg": pd.Series([*kgs, marker], dtype="int32"),
+            "seq": pd.Series([*seqs, -1], dtype="int64"),
+            "v": pd.Series([*vs, metrics], dtype=object),
+            "ts": pd.Series([*stamps, wm], dtype=object),
+            "ki": pd.Series([*ints, None], dtype=object),
+            "ks": pd.Series([*strs, None], dtype=object),
+            "ch": pd.Series([ch] * (len(vs) + 1), dtype="int32"),
+        }
+    )
 
 
 class _ToRelay:
@@ -1892,21 +1911,11 @@ class _ToRelay:
         """The rows of ``results`` (``_NextStep.frame``'s), then a marker carrying ``metrics``
         (``_markers`` passes no marker on to a relay: it has no timers). ``subtask``: the
         emitting subtask, when it is not key group ``kg``'s."""
-        import pandas as pd
-
         n = len(results)
         ch = subtask_of(kg, self.parallelism, self.max_parallelism) if subtask is None else subtask
-        return pd.DataFrame(
-            {
-                "kg": pd.Series([self.offset + kg] * n + [self.marker], dtype="int32"),
-                "seq": pd.Series([*range(kg << 40, (kg << 40) + n), -1], dtype="int64"),
-                "v": pd.Series([*_dumps_all([v for v, _t in results]), metrics], dtype=object),
-                "ts": pd.Series([*(t for _v, t in results), wm], dtype=object),
-                "ki": pd.Series([None] * (n + 1), dtype=object),
-                "ks": pd.Series([None] * (n + 1), dtype=object),
-                "ch": pd.Series([ch] * (n + 1), dtype="int32"),
-            }
-        )
+        vs, stamps = _dumps_all([v for v, _t in results]), [t for _v, t in results]
+        seqs = range(kg << 40, (kg << 40) + n)
+        return _rows_frame([self.offset + kg] * n, seqs, vs, stamps, [None] * n, ch, self.marker, wm, metrics)
 
 
 class _Relay:
@@ -1927,10 +1936,7 @@ class _Relay:
         import pandas as pd
 
         del state  # a relay keeps nothing
-        records = _Records()
-        for pdf in pdfs:
-            if len(pdf):
-                records.add(pdf)
+        records = _Records.of(pdfs)
         if records.n == 0:
             return
         runs = [
