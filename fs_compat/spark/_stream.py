@@ -8,10 +8,10 @@ step's outputs (main and side, ``Feed.tag``; any step's on the way, ``Feed.reads
 step or the output, or by several paths that all reach the same keyed step or all the output
 (``K.union(K.get_side_output(t).map(f))``: ``_KeyGroups``' branches), or by several keyed steps
 (a diamond: ``A`` and ``B`` both read ``K``; they run as one *stage*, below), or by the job's
-output and keyed steps (``K.union(K.key_by(f).process(g))``: a *relay*, below); broadcast state on
-keyed streams and on streams that are not keyed, custom partitioning (``partition_custom``).
-Refused: a keyed step that reads a step of its own stage (``K.union(A).key_by(f)`` with ``A``
-reading ``K``).
+output and keyed steps (``K.union(K.key_by(f).process(g))``: a *relay*, below), or by keyed steps
+of different depths (``K.union(A).key_by(f)`` with ``A`` reading ``K``: a *lane*, below);
+broadcast state on keyed streams and on streams that are not keyed, custom partitioning
+(``partition_custom``).
 
 A *stage* (``stages_of``) is one ``transformWithStateInPandas`` operator: usually one keyed step,
 but the keyed steps that read one stage's outputs are one stage, since a streaming DataFrame read
@@ -20,8 +20,13 @@ share its groups' range: the step at ``slot`` has groups ``slot * max_parallelis
 stage of one step has exactly its key groups (and a checkpoint the same layout as before stages).
 A stage's outputs go either to the job's output or to the next stage: when its steps' outputs go
 to both (or it passes on rows of stages before it), the rows bound for the job's output travel
-through the next stage's *relay* (``_Relay``, the stage's last slot; no state, no timers), and
-so on to the stage whose outputs are the job's.
+through the next stage's *relay* (``_Relay``, the slot after its steps'; no state, no timers), and
+so on to the stage whose outputs are the job's. When grouping the readers of a stage would put a
+keyed step in the stage of a step it reads (``B`` reads ``K`` and ``A``, ``A`` reads ``K``), the
+stages are the steps' levels instead, one chain, and the records for a step of a later stage than
+the next cross the stages between in *lanes* (``_Lane``, a slot after the relay's per such step;
+no state): routed to the step's key groups where they are emitted, and passed on with their
+channels' watermarks.
 
 A step that is not keyed but reads a broadcast stream (``BroadcastProcessFunction``) or a
 custom-partitioned one is run like a keyed step (``_grouped``), in one key group per parallel
@@ -250,22 +255,64 @@ class Feed:
 class StreamShape:
     """A streaming job as feeds: every keyed step (upstream ones first), every path of records
     between sources, keyed steps and the output (``Feed``), and the keyed steps as *stages*
-    (``stages_of``), upstream ones first: the keyed steps that read the same stage's outputs
-    run as one stage, one state operator of the query."""
+    (``stages_of``), upstream ones first, with the stage each one's frame goes to (``ahead``):
+    the keyed steps that read the same stage's outputs run as one stage, one state operator of
+    the query."""
 
     keyed: tuple[OperatorNode, ...]
     feeds: tuple[Feed, ...]
     stages: tuple[tuple[OperatorNode, ...], ...] = ()
+    ahead: tuple[int | None, ...] = ()
 
     def stage_of(self, step: Node) -> int:
         """The index in ``stages`` of keyed ``step``'s stage."""
         return next(i for i, stage in enumerate(self.stages) if any(m is step for m in stage))
 
     def onward(self, stage: int) -> int | None:
-        """The stage that stage ``stage``'s steps feed (one at most: ``stages_of``), None when
-        they feed the job's output only."""
-        ends = [f.end for m in self.stages[stage] for f in self.out_of(m) if f.end is not None]
-        return self.stage_of(ends[0]) if ends else None
+        """The stage that reads stage ``stage``'s frame (one at most: ``stages_of``), None when
+        its rows are the job's output."""
+        return self.ahead[stage]
+
+    def hop(self, start: int, stage: int) -> int:
+        """The stage whose frame brings stage ``start``'s rows to stage ``stage``: ``start``
+        itself, or the last stage on the way whose lanes pass them on."""
+        at = start
+        while self.ahead[at] != stage:
+            on = self.ahead[at]
+            assert on is not None, f"stage {stage} is not ahead of stage {start}"
+            at = on
+        return at
+
+    def lanes(self, stage: int) -> list[OperatorNode]:
+        """The keyed steps of later stages whose records cross stage ``stage`` (``crossing``):
+        each has a *lane* in it (``_Lane``), a stateless slot after its steps' and its relay's."""
+        ends = {f.end.id for f in self.crossing(stage) if f.end is not None}
+        return [k for k in self.keyed if k.id in ends]
+
+    def crossing(self, stage: int) -> list[Feed]:
+        """The feeds between keyed steps whose records cross stage ``stage`` in its lanes: stage
+        ``stage`` is on the way from the first step's stage to a later stage than the one that
+        reads its frame, the second step's."""
+        found = []
+        for f in self.feeds:
+            if f.end is None or f.source is not None:
+                continue
+            at, end = self.onward(self.stage_of(f.start)), self.stage_of(f.end)
+            while at is not None and at != end:
+                if at == stage:
+                    found.append(f)
+                at = self.onward(at)
+        return found
+
+    def entry(self, stage: int, step: OperatorNode) -> int:
+        """The slot of stage ``stage`` where records for keyed ``step`` enter: the step's own
+        place when it is a step of the stage, else its lane's, after the steps' and the relay's."""
+        members = self.stages[stage]
+        for slot, m in enumerate(members):
+            if m is step:
+                return slot
+        lanes = self.lanes(stage)
+        return len(members) + int(self.has_relay(stage)) + next(i for i, k in enumerate(lanes) if k is step)
 
     def relayed(self, stage: int) -> bool:
         """Whether stage ``stage``'s rows bound for the job's output (its steps', its relay's)
@@ -304,13 +351,19 @@ class StreamShape:
         return kept
 
     def reads(self, stage: int) -> list[int]:
-        """The stages whose outputs stage ``stage`` reads, in the order its input unions them
-        (its members', each in channel order): Spark numbers the state operators so."""
+        """The stages whose frames stage ``stage`` reads, in the order its input unions them
+        (those that bring its members' feeds, each in channel order; then its lanes'; then any
+        other whose frame comes to it): Spark numbers the state operators so."""
         found: dict[int, None] = {}
         for member in self.stages[stage]:
             for feed in self.into(member):
                 if feed.source is None:
-                    found[self.stage_of(feed.start)] = None
+                    found[self.hop(self.stage_of(feed.start), stage)] = None
+        for feed in self.crossing(stage):
+            found[self.hop(self.stage_of(feed.start), stage)] = None
+        for up, on in enumerate(self.ahead):
+            if on == stage:
+                found[up] = None
         return list(found)
 
     def into(self, step: OperatorNode | None) -> list[Feed]:
@@ -373,18 +426,26 @@ def stream_shape(node: Node, tag: str | None = None) -> StreamShape:
         same_end = [f for f in numbered if f.end is feed.end]
         local = sum(1 for f in same_end if f.inp == feed.inp)
         numbered.append(attrs.evolve(feed, ch=len(same_end), local=local))
-    return StreamShape(tuple(order), tuple(numbered), stages_of(order, numbered))
+    return StreamShape(tuple(order), tuple(numbered), *stages_of(order, numbered))
 
 
-def stages_of(keyed: Sequence[OperatorNode], feeds: Sequence[Feed]) -> tuple[tuple[OperatorNode, ...], ...]:
+def stages_of(
+    keyed: Sequence[OperatorNode], feeds: Sequence[Feed]
+) -> tuple[tuple[tuple[OperatorNode, ...], ...], tuple[int | None, ...]]:
     """The keyed steps ``keyed`` (upstream first) as stages, in an order where each stage comes
-    after every stage it reads. A stage's outputs are one streaming DataFrame, and each such
-    DataFrame may be read only once (a second read would plan its state operator twice): so the
-    keyed steps that read one stage's outputs run together, as one stage (a diamond of keyed
-    steps: ``K`` read by ``A`` and ``B``; ``A`` and ``B`` are one stage, each in its own range of
-    the stage's groups); a stage whose outputs go both to keyed steps and to the job's output
-    sends the latter through the next stage's relay (``StreamShape.has_relay``). Refused: a keyed
-    step that reads a step of its own stage."""
+    after every stage it reads, and for each stage the stage its frame goes to (``ahead``; None:
+    the job's output). A stage's outputs are one streaming DataFrame, and each such DataFrame may
+    be read only once (a second read would plan its state operator twice): so the keyed steps
+    that read one stage's outputs run together, as one stage (a diamond of keyed steps: ``K``
+    read by ``A`` and ``B``; ``A`` and ``B`` are one stage, each in its own range of the stage's
+    groups). A stage whose outputs go both to keyed steps and to the job's output sends the
+    latter through the next stage's relay (``StreamShape.has_relay``).
+
+    When that grouping would put a keyed step in the stage of a step it reads (``B`` reads ``K``
+    and ``A``, ``A`` reads ``K``) or make stages read each other, the stages are the steps'
+    levels instead (``_levels``): one chain of stages, each step in the stage of its longest
+    path from the sources, each stage's frame read by the next; records for a step further down
+    pass the stages between through their *lanes* (``StreamShape.lanes``)."""
     parent = {k.id: k.id for k in keyed}
 
     def find(i: int) -> int:
@@ -398,17 +459,17 @@ def stages_of(keyed: Sequence[OperatorNode], feeds: Sequence[Feed]) -> tuple[tup
             found.setdefault(find(k.id), []).append(k)
         return found
 
+    between = [f for f in feeds if f.end is not None and f.start.id in parent]
     merged = True
     while merged:
         merged = False
         for group in members().values():
-            ends = [f.end for m in group for f in feeds if f.start is m]
-            steps = [e for e in ends if e is not None]
             ids = {m.id for m in group}
-            for f in feeds:
-                if f.end is not None and f.start.id in ids and f.end.id in ids:
-                    raise _same_stage(f)
+            steps = [f.end for f in between if f.start.id in ids]
+            if any(e.id in ids for e in steps if e is not None):
+                return _levels(keyed, between)  # a step would read a step of its own stage
             for e in steps[1:]:
+                assert steps[0] is not None and e is not None
                 a, b = find(steps[0].id), find(e.id)
                 if a != b:
                     parent[b] = a
@@ -416,28 +477,36 @@ def stages_of(keyed: Sequence[OperatorNode], feeds: Sequence[Feed]) -> tuple[tup
     groups = members()
     index = {root: i for i, root in enumerate(groups)}  # in ``keyed`` order of their first member
     reads: dict[int, set[int]] = {i: set() for i in index.values()}
-    for f in feeds:
-        if f.end is None or not isinstance(f.start, OperatorNode) or f.start.id not in parent:
-            continue
-        reads[index[find(f.end.id)]].add(index[find(f.start.id)])  # never its own: see the merge
+    ahead: dict[int, int] = {}
+    for f in between:
+        assert f.end is not None
+        ahead[index[find(f.start.id)]] = index[find(f.end.id)]  # one: see the merge
+        reads[index[find(f.end.id)]].add(index[find(f.start.id)])
     ordered: list[int] = []
     while len(ordered) < len(index):
         ready = [i for i in index.values() if i not in ordered and reads[i] <= set(ordered)]
         if not ready:
-            raise StreamPlanError("the keyed steps of this job read each other in a circle")
+            return _levels(keyed, between)  # the stages would read each other
         ordered.append(ready[0])
     stages = list(groups.values())
-    return tuple(tuple(stages[i]) for i in ordered)
-
-
-def _same_stage(feed: Feed) -> StreamPlanError:
-    """The error for ``feed`` between two keyed steps of one stage (``stages_of``)."""
-    assert feed.end is not None
-    return StreamPlanError(
-        f"{_kind(feed.end)} '{feed.end.name}' reads {_kind(feed.start)} '{feed.start.name}', and both "
-        "read the outputs of one keyed step, so they would run as one stage; on a streaming "
-        "DataFrame a keyed step cannot read a keyed step that reads the same keyed step as it"
+    place = {old: new for new, old in enumerate(ordered)}
+    return (
+        tuple(tuple(stages[i]) for i in ordered),
+        tuple(place[ahead[i]] if i in ahead else None for i in ordered),
     )
+
+
+def _levels(
+    keyed: Sequence[OperatorNode], between: Sequence[Feed]
+) -> tuple[tuple[tuple[OperatorNode, ...], ...], tuple[int | None, ...]]:
+    """``stages_of``'s stages as one chain: stage ``i`` holds the keyed steps whose longest path
+    of keyed steps from a source has ``i`` steps before them (``keyed`` is upstream first), and
+    its frame goes to stage ``i + 1``."""
+    level: dict[int, int] = {}
+    for k in keyed:
+        level[k.id] = max((level[f.start.id] + 1 for f in between if f.end is k), default=0)
+    stages = [tuple(k for k in keyed if level[k.id] == i) for i in range(max(level.values(), default=-1) + 1)]
+    return tuple(stages), tuple(i + 1 if i + 1 < len(stages) else None for i in range(len(stages)))
 
 
 def _is_keyed(node: Node) -> bool:
@@ -562,16 +631,21 @@ def stream_dataframe(
         _use_rocksdb(session)
     pre_schema = _spark_schema(_PRE_FIELDS)
     cache_bytes = int(session.conf.get(WORKER_CACHE_CONF, str(DEFAULT_WORKER_CACHE_BYTES)))
-    # Each keyed step's place in its stage: its groups are ``slot * max_parallelism + kg``.
-    slots = {m.id: slot for stage in shape.stages for slot, m in enumerate(stage)}
     n_groups = config.max_parallelism
     for i, stage in enumerate(shape.stages):
         inputs = []
         targets: dict[int, list[tuple[int, Sequence[int], int]]] = {}  # upstream stage -> markers
-        fns: list[_KeyGroups | _Relay] = []
+        fns: list[_KeyGroups | _Relay | _Lane] = []
         ahead = shape.onward(i)
-        # Where this stage's rows bound for the output go: the next stage's relay (its last slot).
+        # Where this stage's rows bound for the output go: the next stage's relay (after its
+        # steps), and where the rows for each keyed step enter the next stage (a slot holds the
+        # groups ``slot * max_parallelism + kg``).
         relay_slot = len(shape.stages[ahead]) if ahead is not None and shape.relayed(i) else None
+        slots = (
+            None
+            if ahead is None
+            else {k.id: shape.entry(ahead, k) for k in (*shape.stages[ahead], *shape.lanes(ahead))}
+        )
         for slot, keyed in enumerate(stage):
             groups = [slot * n_groups + g for g in groups_of(keyed, config)]
             for feed in shape.into(keyed):
@@ -579,7 +653,8 @@ def stream_dataframe(
                     pre = _pre(feed, config, slot * n_groups)
                     inputs.append(feed.source.handle.mapInArrow(pre, pre_schema))
                 else:
-                    targets.setdefault(shape.stage_of(feed.start), []).append((slot, groups, feed.ch))
+                    up = shape.hop(shape.stage_of(feed.start), i)
+                    targets.setdefault(up, []).append((slot, groups, feed.ch))
             onward = shape.out_of(keyed)
             fns.append(
                 _KeyGroups(
@@ -595,8 +670,17 @@ def stream_dataframe(
                     relay_slot,
                 )
             )
+        for feed in shape.crossing(i):  # a lane's markers: to its first group, passed on from there
+            assert feed.end is not None
+            lane = shape.entry(i, feed.end)
+            targets.setdefault(shape.hop(shape.stage_of(feed.start), i), []).append(
+                (lane, [lane * n_groups], feed.ch)
+            )
         if shape.has_relay(i):
             fns.append(_Relay(config, out, relay_slot))
+        for step in shape.lanes(i):
+            assert ahead is not None  # a lane leads to a later stage
+            fns.append(_Lane(shape.entry(ahead, step), n_groups))
         # One pass over each upstream stage's frame (read once), in ``shape.reads`` order.
         for up in shape.reads(i):
             inputs.append(frames[up].mapInArrow(_markers(targets.get(up, [])), pre_schema))
@@ -604,6 +688,7 @@ def stream_dataframe(
         schema = pre_schema
         if last:  # plus the column the calls' metrics travel in (``_progress``; dropped after it)
             for fn in fns:
+                assert not isinstance(fn, _Lane)
                 fn.metrics_column = METRICS_COLUMN
                 fn.channel_column = CHANNEL_COLUMN if channels else None
             schema = _with_metrics(out.schema, channels)
@@ -1414,9 +1499,10 @@ class _KeyGroups:
     """The key-group pass of a keyed step: one call per key group per micro-batch
     (``_KeyGroupProcessor``). ``channels[c]`` is the step's input and that input's channel
     number for the records of channel ``c`` (``Feed.ch``), ``row_names[c]`` the Row fields of
-    its values when they travel as tuples (else None); ``slots`` the place of each keyed step
-    (by node id) in its stage (``StreamShape.stages``; 0 when not given), which says where the
-    groups of the steps the outputs go to are; ``relay_slot`` the place of the next stage's relay
+    its values when they travel as tuples (else None); ``slots`` the slot of the next stage
+    where the records for each keyed step (by node id) enter it (``StreamShape.entry``: the
+    step's place in its stage, or its lane's; 0 when not given), which says where the groups of
+    the steps the outputs go to are; ``relay_slot`` the place of the next stage's relay
     when the outputs bound for the job's output go through it (``StreamShape.relayed``)."""
 
     def __init__(
@@ -1812,8 +1898,9 @@ def _combined(marks: Sequence[int | None]) -> int | None:
 
 
 def _slot(step: Node | None, slots: Mapping[int, int] | None) -> int:
-    """``step``'s place in its stage (``slots``: by node id; 0 when not given)."""
-    return 0 if step is None or slots is None else slots.get(step.id, 0)
+    """The slot where ``step``'s records enter the next stage (``slots``: by node id; 0 when not
+    given)."""
+    return 0 if step is None or slots is None else slots[step.id]
 
 
 class _NextStep:
@@ -1957,6 +2044,30 @@ class _Relay:
         yield pd.DataFrame(frame)
 
 
+class _Lane:
+    """A lane of a stage (``StreamShape.lanes``): it passes on the records for a keyed step of a
+    later stage that cross this one, each in the lane's group of the step's key group, to
+    ``slot`` of the next stage (the step's, or its lane there), and the watermarks of their
+    channels: the lane's first group gets the markers of each channel (``_markers``) and sends
+    them on, one per channel, as the step's markers (``kg`` ``-1 - slot``). It holds no state."""
+
+    def __init__(self, slot: int, n_groups: int) -> None:
+        self.offset = slot * n_groups
+        self.marker = -1 - slot
+
+    @worker_pass
+    def __call__(self, key: tuple[Any, ...], pdfs: Iterator[Any], state: Any) -> Iterator[Any]:
+        del state  # a lane keeps nothing
+        kg = int(key[0])
+        records = _Records.of(pdfs)
+        runs = {ch: run for ch, *run in records.ordered()} if records.n else {}
+        for ch in sorted({*runs, *records.wms}):
+            values, stamps, keys = runs.get(ch, [[], [], []])
+            seqs = range(kg << 40, (kg << 40) + len(values))  # one lane group feeds each (group, ch)
+            groups = [self.offset + kg] * len(values)
+            yield _rows_frame(groups, seqs, values, stamps, keys, ch, self.marker, records.wms.get(ch), None)
+
+
 class _TwsState:
     """A key group's state row in ``transformWithStateInPandas``'s ``ValueState``, read and
     written as ``_KeyGroups`` does Spark's ``GroupState``; ``now`` is the processing time. The
@@ -2006,7 +2117,7 @@ class _KeyGroupProcessor(_processor_base()):  # type: ignore[misc]
     ``group % n``: a stage of one step has just its key groups), with the micro-batch's time from
     the rows' ``now`` column. Several such passes chain in one query."""
 
-    def __init__(self, fns: Sequence[_KeyGroups | _Relay], n: int) -> None:
+    def __init__(self, fns: Sequence[_KeyGroups | _Relay | _Lane], n: int) -> None:
         self.fns = tuple(fns)
         self.n = n
 

@@ -285,15 +285,40 @@ def test_keyed_steps_read_by_the_output_and_the_next_keyed_step_restart_and_matc
     assert tops == {"element": 10, "timer": 5}
 
 
-def test_a_keyed_step_reading_a_step_of_its_own_stage_is_refused(tmp_path: Path) -> None:
+def _past_two_steps(env: StreamExecutionEnvironment, df: Any) -> Any:
+    """A keyed step (``kinds``: ``PerKind`` by kind) that reads both a keyed step (``counted``:
+    ``PerKey``) and a keyed step two steps after it (``again``, after ``latest``), and the job's
+    output both ``kinds``' and ``counted``'s: four stages in a chain, ``counted``'s records for
+    ``kinds`` crossing the two stages between in lanes, and its rows for the output crossing
+    the three after it in relays."""
+    counted = _counted(env, df).name("counted")
+    latest = counted.key_by(lambda r: r[0]).process(Latest(), output_type=OUT).name("latest")
+    again = latest.key_by(lambda r: r[2]).process(PerKind(), output_type=OUT).name("again")
+    both = counted.union(again).key_by(lambda r: r[2].split("@")[0])
+    return both.process(PerKind(), output_type=OUT).name("kinds").union(counted)
+
+
+@pytest.mark.classic_only  # Connect slice: README
+def test_a_keyed_step_reading_a_keyed_step_and_one_further_down_restarts_and_matches_the_batch_target(
+    tmp_path: Path,
+) -> None:
     spark = spark_session()
-    _write(spark, tmp_path / "in", "0", FILES[0])
-    df = spark.readStream.schema(SCHEMA).parquet(str(tmp_path / "in" / "*"))
-    counted = _env().from_dataframe(df).key_by(lambda r: r.key).process(PerKey(), output_type=OUT)
-    latest = counted.key_by(lambda r: r[0]).process(Latest(), output_type=OUT)
-    both = counted.union(latest).key_by(lambda r: r[2]).process(PerKind(), output_type=OUT)
-    with pytest.raises(StreamPlanError, match=r"reads keyed step .* would run as one stage"):
-        both.to_dataframe()
+    job, streamed = _restarted(spark, tmp_path, _past_two_steps, 4)  # one state operator per step
+    expected = Counter(tuple(r) for r in _past_two_steps(_env(), _batch(spark)).to_dataframe().collect())
+    assert streamed == expected
+    # ``counted``'s records, through the lanes, by the second in which they are (10 elements and
+    # 5 timers by 7999); ``again``'s one report of ``latest``'s 5 tops, at the end (its
+    # watermark came through the lanes); and ``counted``'s own outputs, through the relays.
+    assert expected[("element", 10, "second@6999")] == expected[("timer", 5, "second@7999")] == 1
+    assert expected[("second", 1, "second@50999")] == 1
+    assert expected[("a", 4, "element")] == expected[("e", 1, "timer@7000")] == 1
+    assert len(expected) == 26
+    tops = {
+        r.key.toPython(): r.value.toPython()
+        for r in read_state(str(tmp_path / "ck"), job).collect()
+        if r.step == "latest"
+    }
+    assert tops == {"a": 4, "b": 2, "c": 2, "d": 1, "e": 1}
 
 
 def test_timestamps_assigned_on_a_second_path_out_of_a_keyed_step_are_refused(tmp_path: Path) -> None:
