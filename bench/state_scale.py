@@ -12,6 +12,12 @@ MapState, measured in one SparkSession.
    ``MapStateDescriptor("fields", LONG, LONG)``; micro-batch 1 puts 100k distinct map keys under
    the one user key, micro-batch 2 iterates them all (count and sum), micro-batch 3 reads one.
    PASS when no Python worker exceeds 2 GiB (the process exits with 1 on FAIL).
+3. **The floor** (part ``floor``): part 1's three micro-batches through a bare
+   ``transformWithStateInPandas`` with fs-compat's state layout (a header row per key group,
+   buckets of ~30 keys in a ``MapState``; one round trip to the state server per row read or
+   written) and no user code: what the 1,000-event micro-batch costs at best on this machine;
+   once with the key group as a Spark expression, once computed in a Python ``mapInArrow``
+   pre-pass (fs-compat's key selectors are Python, so its design has that pass).
 
 Figures printed, per part:
 
@@ -59,7 +65,7 @@ from fs_compat.datastream.state import ListStateDescriptor, MapStateDescriptor, 
 GIB = 1 << 30
 SMALL_BATCH = 1_000  # events of the last micro-batch of part 1
 LOOKUP = 12_345  # the map key micro-batch 3 of part 2 reads
-PARTS = ("stream", "batch", "map", "growth")
+PARTS = ("stream", "floor", "batch", "map", "growth")
 
 
 # The user's jobs. -----------------------------------------------------------------------------
@@ -460,6 +466,107 @@ def scale_stream(spark: Any, work: str, keys: int) -> None:
         raise AssertionError(f"streaming output: rows per count {counts}, expected {want}")
 
 
+#: The floor's layout: key groups per query, and buckets per key group (fs-compat's depth 8 at
+#: 1M keys: ``_depth_for``, 16-32 keys a bucket).
+FLOOR_GROUPS = 128
+FLOOR_BUCKETS = 256
+
+
+def _floor_processor() -> Any:
+    """Part ``floor``'s ``transformWithStateInPandas`` processor: per key group, a header
+    (``ValueState``: the group's number of records so far) and its keys' counts in buckets
+    (``MapState``: bucket -> pickled dict user -> count); each call reads the header and every
+    bucket its records touch, one ``getValue`` each, and writes them back. No user function, no
+    timers, no watermarks: the state server's round trips of fs-compat's layout and nothing else."""
+    import pickle
+
+    import pandas as pd
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
+
+    class Floor(StatefulProcessor):  # type: ignore[misc]
+        def init(self, handle: Any) -> None:
+            self.header = handle.getValueState("h", StructType([StructField("n", LongType())]))
+            self.buckets = handle.getMapState(
+                "b",
+                StructType([StructField("b", IntegerType())]),
+                StructType([StructField("blob", BinaryType())]),
+            )
+
+        def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:  # noqa: N802,N803
+            users = [u for pdf in rows for u in pdf["user"].tolist()]
+            old = self.header.get()
+            self.header.update(((old[0] if old else 0) + len(users),))
+            by_bucket: dict[int, list[int]] = {}
+            for u in users:
+                by_bucket.setdefault((u // FLOOR_GROUPS) % FLOOR_BUCKETS, []).append(u)
+            out_users, out_counts = [], []
+            for b, members in by_bucket.items():
+                found = self.buckets.getValue((b,))
+                counts = pickle.loads(found[0]) if found else {}
+                for u in members:
+                    counts[u] = counts.get(u, 0) + 1
+                    out_users.append(u)
+                    out_counts.append(counts[u])
+                self.buckets.updateValue((b,), (pickle.dumps(counts),))
+            yield pd.DataFrame({"user": out_users, "count": out_counts})
+
+        def close(self) -> None:
+            pass
+
+    return Floor()
+
+
+def _floor_key_groups(batches: Iterator[Any]) -> Iterator[Any]:
+    """The ``pre`` floor's pre-pass: each record's key group in a Python ``mapInArrow``, as
+    fs-compat's design needs (its key selector is Python), with no other work."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for batch in batches:
+        users = batch.column("user")
+        groups = pc.cast(pc.remainder(users, FLOOR_GROUPS), pa.int32())
+        yield pa.RecordBatch.from_arrays([groups, users], names=["kg", "user"])
+
+
+def scale_floor(spark: Any, work: str, keys: int, pre: bool) -> None:
+    """Part ``floor``: part 1's micro-batches through a bare ``transformWithStateInPandas`` with
+    fs-compat's state layout (``_floor_processor``): the bound of what the 1,000-event
+    micro-batch can cost on this machine with one state-server round trip per row touched. The
+    key group is a Spark expression, or with ``pre`` computed in a Python pre-pass
+    (``_floor_key_groups``), as fs-compat's design must."""
+    name = "floor-pre" if pre else "floor"
+    folder = os.path.join(work, f"in-{name}")
+    sizes = [keys, keys, min(SMALL_BATCH, keys)]
+    for b, n in enumerate(sizes):
+        spark.range(0, n, numPartitions=1).selectExpr("id AS user").write.parquet(
+            os.path.join(folder, f"batch={b:04d}")
+        )
+    source = (
+        spark.readStream.schema("user LONG")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(os.path.join(folder, "batch=*"))
+    )
+    grouped = (
+        source.mapInArrow(_floor_key_groups, "kg INT, user LONG")
+        if pre
+        else source.selectExpr(f"CAST(user % {FLOOR_GROUPS} AS INT) AS kg", "user")
+    )
+    df = grouped.groupBy("kg").transformWithStateInPandas(
+        _floor_processor(), "user LONG, count LONG", "Append", "None"
+    )
+    query, wall = run_query(df, work, name)
+    how = "a Python pre-pass" if pre else "an expression"
+    print(f"floor (bare transformWithStateInPandas, fs-compat's layout; key group by {how}), {keys:,} keys:")
+    print_batches(batches(query))
+    print(f"  wall {wall:.1f} s", flush=True)
+    got = spark.read.parquet(os.path.join(work, f"out-{name}")).groupBy("count").count().collect()
+    counts = {int(r["count"]): int(r[1]) for r in got}
+    want = {1: keys, 2: keys, 3: sizes[2]} if sizes[2] else {1: keys, 2: keys}
+    if counts != want:
+        raise AssertionError(f"floor output: rows per count {counts}, expected {want}")
+
+
 def scale_batch(spark: Any, work: str, keys: int) -> None:
     """Part 1 as a batch job: N events, one per key."""
     out_type = Types.ROW_NAMED(["user", "count"], [Types.LONG(), Types.LONG()])
@@ -594,6 +701,9 @@ def main() -> None:
         ok = True
         if "stream" in parts:
             scale_stream(spark, work, args.keys)
+        if "floor" in parts:
+            scale_floor(spark, work, args.keys, pre=False)
+            scale_floor(spark, work, args.keys, pre=True)
         if "batch" in parts:
             scale_batch(spark, work, args.keys)
         if "map" in parts:
