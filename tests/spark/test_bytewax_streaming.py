@@ -185,6 +185,37 @@ def test_a_stateful_step_read_by_two_stateful_steps_survives_a_restart_from_the_
     assert _sink(spark, sink) == first + Counter({("even", 1): 1}) + more
 
 
+def _past_a_step_query(spark: Any, source: Path) -> Any:
+    """Per user, the running totals (``running``), how many there were so far (``seen``, which
+    reads ``running``), and a join of the two (a step that reads both a stateful step and one that
+    reads it): each user's running total meets its count, emitted once both sides have a value
+    (Bytewax's default ``join``). ``running``'s items for the join cross ``seen``'s stage in a lane."""
+    flow = Dataflow("lanes")
+    s: Any = op.input("inp", flow, DataFrameSource(_events(spark, source)))
+    s = op.stateful_map("running", op.key_on("user", s, lambda row: row.user), running_total)
+    seen = op.stateful_map("seen", s, lambda n, _totals: ((n or 0) + 1,) * 2)
+    both = op.map("flat", op.join("both", s, seen), lambda kv: (kv[0], *kv[1][0], kv[1][1]))
+    out = Types.ROW_NAMED(["user", "count", "total", "seen"], [Types.STRING(), *[Types.LONG()] * 3])
+    return to_dataframe(both, out)
+
+
+@pytest.mark.classic_only  # Connect slice: README
+def test_a_join_of_a_stateful_step_and_one_that_reads_it_survives_a_restart_from_the_checkpoint(
+    tmp_path: Path,
+) -> None:
+    spark = spark_session()
+    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    _write(spark, source, "1", [("a", 1), ("b", 10)])
+    _write(spark, source, "2", [("a", 2)])
+    assert _run(_past_a_step_query(spark, source), checkpoint, sink) >= 2
+    first = Counter({("a", 1, 1, 1): 1, ("b", 1, 10, 1): 1, ("a", 2, 3, 2): 1})
+    assert _sink(spark, sink) == first
+
+    _write(spark, source, "3", [("a", 4), ("c", 100)])
+    _run(_past_a_step_query(spark, source), checkpoint, sink)  # restarted: both steps' state goes on
+    assert _sink(spark, sink) == first + Counter({("a", 3, 7, 3): 1, ("c", 1, 100, 1): 1})
+
+
 @pytest.mark.classic_only  # Connect slice: README
 def test_join_of_two_streaming_sources_waits_for_both_sides_across_a_restart(tmp_path: Path) -> None:
     """``op.join`` of two streaming DataFrames (a ``stateful_batch`` over both inputs): a side that
