@@ -429,9 +429,10 @@ def state_figures(spark: Any, query: Any, checkpoint: str, keys: int) -> None:
     )
 
 
-def scale_stream(spark: Any, work: str, keys: int) -> None:
-    """Part 1 as a streaming query: N keys, then every key again, then a small micro-batch."""
-    folder = os.path.join(work, "in-keys")
+def key_batches(spark: Any, work: str, name: str, keys: int) -> tuple[Any, list[int]]:
+    """Part 1's input for query ``name``: parquet files of N keys, every key again, then a small
+    micro-batch; the streaming DataFrame over them (one file per micro-batch) and their sizes."""
+    folder = os.path.join(work, f"in-{name}")
     sizes = [keys, keys, min(SMALL_BATCH, keys)]
     for b, n in enumerate(sizes):
         spark.range(0, n, numPartitions=1).selectExpr("id AS user").write.parquet(
@@ -442,6 +443,21 @@ def scale_stream(spark: Any, work: str, keys: int) -> None:
         .option("maxFilesPerTrigger", 1)
         .parquet(os.path.join(folder, "batch=*"))
     )
+    return source, sizes
+
+
+def check_counts(spark: Any, work: str, name: str, keys: int, sizes: list[int]) -> None:
+    """Query ``name``'s output: each key's running count, one row per key and micro-batch."""
+    got = spark.read.parquet(os.path.join(work, f"out-{name}")).groupBy("count").count().collect()
+    counts = {int(r["count"]): int(r[1]) for r in got}
+    want = {1: keys, 2: keys, 3: sizes[2]} if sizes[2] else {1: keys, 2: keys}
+    if counts != want:
+        raise AssertionError(f"query {name}'s output: rows per count {counts}, expected {want}")
+
+
+def scale_stream(spark: Any, work: str, keys: int) -> None:
+    """Part 1 as a streaming query: N keys, then every key again, then a small micro-batch."""
+    source, sizes = key_batches(spark, work, "keys", keys)
     out_type = Types.ROW_NAMED(["user", "count"], [Types.LONG(), Types.LONG()])
     df = (
         environment()
@@ -458,12 +474,7 @@ def scale_stream(spark: Any, work: str, keys: int) -> None:
     print(f"  wall {wall:.1f} s, {events / wall:,.0f} events/s", flush=True)
     print(f"  {memory.report()}", flush=True)
     state_figures(spark, query, os.path.join(work, "ck-keys"), keys)
-    out = spark.read.parquet(os.path.join(work, "out-keys"))
-    got = out.groupBy("count").count().collect()
-    counts = {int(r["count"]): int(r[1]) for r in got}
-    want = {1: keys, 2: keys, 3: sizes[2]} if sizes[2] else {1: keys, 2: keys}
-    if counts != want:
-        raise AssertionError(f"streaming output: rows per count {counts}, expected {want}")
+    check_counts(spark, work, "keys", keys, sizes)
 
 
 #: The floor's layout: key groups per query, and buckets per key group (fs-compat's depth 8 at
@@ -536,17 +547,7 @@ def scale_floor(spark: Any, work: str, keys: int, pre: bool) -> None:
     key group is a Spark expression, or with ``pre`` computed in a Python pre-pass
     (``_floor_key_groups``), as fs-compat's design must."""
     name = "floor-pre" if pre else "floor"
-    folder = os.path.join(work, f"in-{name}")
-    sizes = [keys, keys, min(SMALL_BATCH, keys)]
-    for b, n in enumerate(sizes):
-        spark.range(0, n, numPartitions=1).selectExpr("id AS user").write.parquet(
-            os.path.join(folder, f"batch={b:04d}")
-        )
-    source = (
-        spark.readStream.schema("user LONG")
-        .option("maxFilesPerTrigger", 1)
-        .parquet(os.path.join(folder, "batch=*"))
-    )
+    source, sizes = key_batches(spark, work, name, keys)
     grouped = (
         source.mapInArrow(_floor_key_groups, "kg INT, user LONG")
         if pre
@@ -560,11 +561,7 @@ def scale_floor(spark: Any, work: str, keys: int, pre: bool) -> None:
     print(f"floor (bare transformWithStateInPandas, fs-compat's layout; key group by {how}), {keys:,} keys:")
     print_batches(batches(query))
     print(f"  wall {wall:.1f} s", flush=True)
-    got = spark.read.parquet(os.path.join(work, f"out-{name}")).groupBy("count").count().collect()
-    counts = {int(r["count"]): int(r[1]) for r in got}
-    want = {1: keys, 2: keys, 3: sizes[2]} if sizes[2] else {1: keys, 2: keys}
-    if counts != want:
-        raise AssertionError(f"floor output: rows per count {counts}, expected {want}")
+    check_counts(spark, work, name, keys, sizes)
 
 
 def scale_batch(spark: Any, work: str, keys: int) -> None:

@@ -123,6 +123,19 @@ def test_collect_timeout_set_before_a_restart_fires_after_it(tmp_path: Path) -> 
     assert _sink(spark, sink) == second
 
 
+def _restarted(spark: Any, tmp_path: Path, query: Any) -> tuple[Counter[Any], Counter[Any]]:
+    """What ``query(spark, source)`` wrote over two files, then, restarted from its checkpoint
+    with a third file, over all three (``a``: 1, 2, 4; ``b``: 10; ``c``: 100)."""
+    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    _write(spark, source, "1", [("a", 1), ("b", 10)])
+    _write(spark, source, "2", [("a", 2)])
+    assert _run(query(spark, source), checkpoint, sink) >= 2
+    first = _sink(spark, sink)
+    _write(spark, source, "3", [("a", 4), ("c", 100)])
+    _run(query(spark, source), checkpoint, sink)  # restarted: the steps' state goes on
+    return first, _sink(spark, sink)
+
+
 def _two_step_query(spark: Any, source: Path) -> Any:
     """Per user, a running total; then, per parity of the running count, how many updates it saw
     (a count: records of different users reach it in no set order within a micro-batch): two
@@ -139,18 +152,10 @@ def _two_step_query(spark: Any, source: Path) -> Any:
 
 @pytest.mark.classic_only  # Connect slice: README
 def test_two_stateful_steps_keyed_differently_survive_a_restart_from_the_checkpoint(tmp_path: Path) -> None:
-    spark = spark_session()
-    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
-    _write(spark, source, "1", [("a", 1), ("b", 10)])
-    _write(spark, source, "2", [("a", 2)])
-    assert _run(_two_step_query(spark, source), checkpoint, sink) >= 2
+    first, both = _restarted(spark_session(), tmp_path, _two_step_query)
     # a's first update and b's are odd counts, a's second even.
-    first = Counter({("odd", 1): 1, ("odd", 2): 1, ("even", 1): 1})
-    assert _sink(spark, sink) == first
-
-    _write(spark, source, "3", [("a", 4), ("c", 100)])
-    _run(_two_step_query(spark, source), checkpoint, sink)  # restarted: both steps' state goes on
-    assert _sink(spark, sink) == first + Counter({("odd", 3): 1, ("odd", 4): 1})
+    assert first == Counter({("odd", 1): 1, ("odd", 2): 1, ("even", 1): 1})
+    assert both == first + Counter({("odd", 3): 1, ("odd", 4): 1})
 
 
 def _branches_query(spark: Any, source: Path) -> Any:
@@ -171,18 +176,11 @@ def _branches_query(spark: Any, source: Path) -> Any:
 def test_a_stateful_step_read_by_two_stateful_steps_survives_a_restart_from_the_checkpoint(
     tmp_path: Path,
 ) -> None:
-    spark = spark_session()
-    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
-    _write(spark, source, "1", [("a", 1), ("b", 10)])
-    _write(spark, source, "2", [("a", 2)])
-    assert _run(_branches_query(spark, source), checkpoint, sink) >= 2
-    first = Counter({("top:a", 1): 1, ("top:b", 10): 1, ("top:a", 3): 1, ("odd", 1): 1, ("odd", 2): 1})
-    assert _sink(spark, sink) == first + Counter({("even", 1): 1})
-
-    _write(spark, source, "3", [("a", 4), ("c", 100)])
-    _run(_branches_query(spark, source), checkpoint, sink)  # restarted: all three steps' state goes on
+    first, all_three = _restarted(spark_session(), tmp_path, _branches_query)
+    tops = Counter({("top:a", 1): 1, ("top:b", 10): 1, ("top:a", 3): 1})
+    assert first == tops + Counter({("odd", 1): 1, ("odd", 2): 1, ("even", 1): 1})
     more = Counter({("top:a", 7): 1, ("top:c", 100): 1, ("odd", 3): 1, ("odd", 4): 1})
-    assert _sink(spark, sink) == first + Counter({("even", 1): 1}) + more
+    assert all_three == first + more  # all three steps' state went on
 
 
 def _past_a_step_query(spark: Any, source: Path) -> Any:
@@ -203,17 +201,9 @@ def _past_a_step_query(spark: Any, source: Path) -> Any:
 def test_a_join_of_a_stateful_step_and_one_that_reads_it_survives_a_restart_from_the_checkpoint(
     tmp_path: Path,
 ) -> None:
-    spark = spark_session()
-    source, checkpoint, sink = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
-    _write(spark, source, "1", [("a", 1), ("b", 10)])
-    _write(spark, source, "2", [("a", 2)])
-    assert _run(_past_a_step_query(spark, source), checkpoint, sink) >= 2
-    first = Counter({("a", 1, 1, 1): 1, ("b", 1, 10, 1): 1, ("a", 2, 3, 2): 1})
-    assert _sink(spark, sink) == first
-
-    _write(spark, source, "3", [("a", 4), ("c", 100)])
-    _run(_past_a_step_query(spark, source), checkpoint, sink)  # restarted: both steps' state goes on
-    assert _sink(spark, sink) == first + Counter({("a", 3, 7, 3): 1, ("c", 1, 100, 1): 1})
+    first, both = _restarted(spark_session(), tmp_path, _past_a_step_query)
+    assert first == Counter({("a", 1, 1, 1): 1, ("b", 1, 10, 1): 1, ("a", 2, 3, 2): 1})
+    assert both == first + Counter({("a", 3, 7, 3): 1, ("c", 1, 100, 1): 1})
 
 
 @pytest.mark.classic_only  # Connect slice: README
