@@ -273,15 +273,20 @@ class StreamShape:
         its rows are the job's output."""
         return self.ahead[stage]
 
+    def _way(self, start: int, stage: int) -> list[int]:
+        """The stages from ``start`` up to the one whose frame ``stage`` reads, following each
+        stage's frame (``ahead``): ``[start]`` when ``stage`` reads ``start``'s frame."""
+        way = [start]
+        while self.ahead[way[-1]] != stage:
+            on = self.ahead[way[-1]]
+            assert on is not None, f"stage {stage} is not ahead of stage {start}"
+            way.append(on)
+        return way
+
     def hop(self, start: int, stage: int) -> int:
         """The stage whose frame brings stage ``start``'s rows to stage ``stage``: ``start``
         itself, or the last stage on the way whose lanes pass them on."""
-        at = start
-        while self.ahead[at] != stage:
-            on = self.ahead[at]
-            assert on is not None, f"stage {stage} is not ahead of stage {start}"
-            at = on
-        return at
+        return self._way(start, stage)[-1]
 
     def lanes(self, stage: int) -> list[OperatorNode]:
         """The keyed steps of later stages whose records cross stage ``stage`` (``crossing``):
@@ -293,16 +298,13 @@ class StreamShape:
         """The feeds between keyed steps whose records cross stage ``stage`` in its lanes: stage
         ``stage`` is on the way from the first step's stage to a later stage than the one that
         reads its frame, the second step's."""
-        found = []
-        for f in self.feeds:
-            if f.end is None or f.source is not None:
-                continue
-            at, end = self.onward(self.stage_of(f.start)), self.stage_of(f.end)
-            while at is not None and at != end:
-                if at == stage:
-                    found.append(f)
-                at = self.onward(at)
-        return found
+        return [
+            f
+            for f in self.feeds
+            if f.end is not None
+            and f.source is None
+            and stage in self._way(self.stage_of(f.start), self.stage_of(f.end))[1:]
+        ]
 
     def entry(self, stage: int, step: OperatorNode) -> int:
         """The slot of stage ``stage`` where records for keyed ``step`` enter: the step's own
@@ -459,17 +461,17 @@ def stages_of(
             found.setdefault(find(k.id), []).append(k)
         return found
 
-    between = [f for f in feeds if f.end is not None and f.start.id in parent]
+    # (reading step, read step): the feeds between keyed steps.
+    between = [(f.start, f.end) for f in feeds if f.end is not None and f.start.id in parent]
     merged = True
     while merged:
         merged = False
         for group in members().values():
             ids = {m.id for m in group}
-            steps = [f.end for f in between if f.start.id in ids]
-            if any(e.id in ids for e in steps if e is not None):
+            steps = [end for start, end in between if start.id in ids]
+            if any(e.id in ids for e in steps):
                 return _levels(keyed, between)  # a step would read a step of its own stage
             for e in steps[1:]:
-                assert steps[0] is not None and e is not None
                 a, b = find(steps[0].id), find(e.id)
                 if a != b:
                     parent[b] = a
@@ -478,10 +480,9 @@ def stages_of(
     index = {root: i for i, root in enumerate(groups)}  # in ``keyed`` order of their first member
     reads: dict[int, set[int]] = {i: set() for i in index.values()}
     ahead: dict[int, int] = {}
-    for f in between:
-        assert f.end is not None
-        ahead[index[find(f.start.id)]] = index[find(f.end.id)]  # one: see the merge
-        reads[index[find(f.end.id)]].add(index[find(f.start.id)])
+    for start, end in between:
+        ahead[index[find(start.id)]] = index[find(end.id)]  # one: see the merge
+        reads[index[find(end.id)]].add(index[find(start.id)])
     ordered: list[int] = []
     while len(ordered) < len(index):
         ready = [i for i in index.values() if i not in ordered and reads[i] <= set(ordered)]
@@ -497,14 +498,14 @@ def stages_of(
 
 
 def _levels(
-    keyed: Sequence[OperatorNode], between: Sequence[Feed]
+    keyed: Sequence[OperatorNode], between: Sequence[tuple[Node, OperatorNode]]
 ) -> tuple[tuple[tuple[OperatorNode, ...], ...], tuple[int | None, ...]]:
     """``stages_of``'s stages as one chain: stage ``i`` holds the keyed steps whose longest path
-    of keyed steps from a source has ``i`` steps before them (``keyed`` is upstream first), and
-    its frame goes to stage ``i + 1``."""
+    of keyed steps from a source has ``i`` steps before them (``keyed`` is upstream first;
+    ``between``: which keyed step reads which), and its frame goes to stage ``i + 1``."""
     level: dict[int, int] = {}
     for k in keyed:
-        level[k.id] = max((level[f.start.id] + 1 for f in between if f.end is k), default=0)
+        level[k.id] = max((level[start.id] + 1 for start, end in between if end is k), default=0)
     stages = [tuple(k for k in keyed if level[k.id] == i) for i in range(max(level.values(), default=-1) + 1)]
     return tuple(stages), tuple(i + 1 if i + 1 < len(stages) else None for i in range(len(stages)))
 
