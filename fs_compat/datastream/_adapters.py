@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import pickle
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import cloudpickle
 
@@ -25,6 +25,7 @@ from ._functions import BroadcastStates, Function, RuntimeContext, _Ctx
 from .output_tag import OutputTag
 
 Handler = Callable[[Any, Any, _Ctx, int], Any]
+F = TypeVar("F")
 
 
 def copy_function(fn: Any, what: str) -> Any:
@@ -35,12 +36,58 @@ def copy_function(fn: Any, what: str) -> Any:
     functions by name, so in this process they keep sharing their module's globals even after a
     Spark run registered the module to travel by value (``ship_user_code``). cloudpickle for
     the rest (lambdas, local classes)."""
+    return _pickled(fn, what)[2]
+
+
+class FunctionTemplate(Generic[F]):
+    """A step's user function (or tuple of them) as the step keeps it: a private copy taken
+    when the step is built (``copy_function``), from which ``copy()`` gives each subtask its own
+    (Flink deserializes one per task). The template is pickled once per process, on the first
+    ``copy()``, and each copy unpickles those bytes: a key-group pass on Spark makes one
+    operator instance per key group it restores (``bench/state_scale.py``'s small micro-batch:
+    ~64 per task), and pickling again for each is what a copy costs most.
+
+    >>> template = FunctionTemplate({"seen": 0}, "step 'counts'")
+    >>> first, second = template.copy(), template.copy()
+    >>> first["seen"] = 1
+    >>> second, template.copy()
+    ({'seen': 0}, {'seen': 0})
+    """
+
+    __slots__ = ("_blob", "_loads", "fn", "what")
+
+    def __init__(self, fn: F, what: str) -> None:
+        self.fn: F = copy_function(fn, what)
+        self.what = what
+        self._blob: bytes | None = None
+        self._loads: Callable[[bytes], Any] = pickle.loads
+
+    def copy(self) -> F:
+        """A fresh copy of the template."""
+        if self._blob is None:
+            self._blob, self._loads, _ = _pickled(self.fn, self.what)
+        copied: F = self._loads(self._blob)
+        return copied
+
+    def __getstate__(self) -> tuple[F, str]:
+        return (self.fn, self.what)  # not the bytes: they are pickled where they are used
+
+    def __setstate__(self, state: tuple[F, str]) -> None:
+        self.fn, self.what = state
+        self._blob, self._loads = None, pickle.loads
+
+
+def _pickled(fn: Any, what: str) -> tuple[bytes, Callable[[bytes], Any], Any]:
+    """``fn`` pickled as ``copy_function`` copies it, the function that unpickles it, and a
+    copy (which shows that it unpickles)."""
     try:
-        return pickle.loads(pickle.dumps(fn, protocol=5))
+        blob = pickle.dumps(fn, protocol=5)
+        return blob, pickle.loads, pickle.loads(blob)
     except Exception:
         pass
     try:
-        return cloudpickle.loads(cloudpickle.dumps(fn))
+        blob = cloudpickle.dumps(fn)
+        return blob, cloudpickle.loads, cloudpickle.loads(blob)
     except Exception as exc:
         raise TypeError(unpicklable_message(f"{what}: the function", fn, cloudpickle.dumps)) from exc
 

@@ -39,7 +39,7 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
-from ._adapters import FunctionOperator, ReduceOperator, copy_function, h_map
+from ._adapters import FunctionOperator, FunctionTemplate, ReduceOperator, h_map
 from ._checkpointing import CheckpointConfig, CheckpointingMode
 from ._errors import job_failure
 from ._format import collected, print_prefix, printed_text
@@ -260,11 +260,11 @@ class DataStream(Generic[T]):
     ) -> DataStream[Any]:
         keyed = self._keyed() if keyed is None else keyed
         conform, shape = conformer(output_type), exact_class(output_type)
-        template = copy_function(fn, f"step '{name}'")
+        template = FunctionTemplate(fn, f"step '{name}'")
 
         def factory() -> FunctionOperator:
             return FunctionOperator(
-                copy_function(template, f"step '{name}'"),
+                template.copy(),
                 handler,
                 side_outputs=side_outputs,
                 broadcast_states=broadcast_states,
@@ -839,11 +839,11 @@ class KeyedStream(DataStream[T], Generic[T, K]):
             fn, reduce = None, func
         else:
             raise TypeError("The input must be a ReduceFunction or a callable function!")
-        template = copy_function((reduce, fn), "step 'Keyed Reduce'")
+        template = FunctionTemplate((reduce, fn), "step 'Keyed Reduce'")
         env, conform = self._env, conformer(self._output_type)
 
         def factory() -> ReduceOperator:
-            r, f = copy_function(template, "step 'Keyed Reduce'")
+            r, f = template.copy()
             return ReduceOperator(r, f, env._mode is RuntimeExecutionMode.BATCH, conform)
 
         node = OperatorNode("Keyed Reduce", [self._edge()], operator_factory=factory, keyed=True)

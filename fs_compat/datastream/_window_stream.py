@@ -14,7 +14,7 @@ from fs_api_advanced import PickleCodec
 from fs_compat.common.internal import conformer
 from fs_compat.runtime import OperatorNode, StateKind, StateSpec
 
-from ._adapters import copy_function, side_output
+from ._adapters import FunctionTemplate, side_output
 from ._data_stream import DataStream, KeyedStream
 from ._descriptors import AggregatingStateDescriptor, ListStateDescriptor, ReducingStateDescriptor
 from ._functions import AggregateFunction, ReduceFunction
@@ -264,13 +264,13 @@ class WindowedStream(Generic[T, K]):
         late_tag = self._late_data_output_tag
         late = None if late_tag is None else functools.partial(side_output, late_tag)
         what = f"step '{name}'"
-        template = copy_function((assigner, trigger, evictor, window_function, pre, contents_spec), what)
+        template = FunctionTemplate((assigner, trigger, evictor, window_function, pre, contents_spec), what)
         conform = conformer(output_type)
         lateness = self._allowed_lateness
         mode_ = self._mode_for(mode)
 
         def factory() -> WindowOperator:
-            a, t, e, f, p, spec = copy_function(template, what)
+            a, t, e, f, p, spec = template.copy()
             return WindowOperator(
                 assigner=a,
                 trigger=t,
