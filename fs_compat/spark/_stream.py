@@ -1243,6 +1243,14 @@ class _Records:
         ]
 
 
+def _object_frame(columns: dict[str, list[Any]]) -> Any:
+    """A pandas frame of ``columns`` (equal lengths), every column of Python objects as they
+    are: one constructor call (a ``Series`` per column first costs ~4x as much per call)."""
+    import pandas as pd
+
+    return pd.DataFrame(columns, dtype=object)
+
+
 def _stamps(column: Any) -> list[int | None]:
     """The timestamps of a pandas column of ``ts`` (null: None), as ints."""
     import pandas as pd
@@ -1340,10 +1348,15 @@ class _Parts:
     (bucket -> the pickled entries of its keys, and how many keys), so that a call reads and
     rewrites only the buckets of the keys that became current (``_Loader``). ``stored`` maps each
     bucket loaded to what the store holds for it (blob, keys; None: nothing); with ``complete``
-    every bucket is loaded. ``n_keys`` counts the keys of the whole group (as last written),
-    ``signatures`` the definitions of its states."""
+    the backend holds every key of every bucket. ``n_keys`` counts the keys of the whole group
+    (as last written), ``signatures`` the definitions of its states.
 
-    __slots__ = ("complete", "depth", "n_keys", "signatures", "stored")
+    A call that touches few keys reads their buckets one by one: ``read`` keeps each such
+    bucket's entries as stored, and only the keys in ``moved`` (those that became
+    current) are added to the backend; the others stay as read and are written back as they
+    were."""
+
+    __slots__ = ("complete", "depth", "moved", "n_keys", "read", "signatures", "stored")
 
     def __init__(self, depth: int, n_keys: int, signatures: dict[str, str], complete: bool) -> None:
         self.depth = depth
@@ -1351,6 +1364,8 @@ class _Parts:
         self.signatures = signatures
         self.complete = complete
         self.stored: dict[int, tuple[bytes, int] | None] = {}
+        self.read: dict[int, dict[str, list[StateEntry]]] = {}
+        self.moved: set[bytes] = set()
 
     def header(self) -> tuple[str, int, int, dict[str, str]]:
         """What the state row's blob holds in place of a whole-group snapshot."""
@@ -1359,7 +1374,8 @@ class _Parts:
 
 class _Loader:
     """``KeyedStateBackend.key_loader`` for one call of a bucketed key group: when a key becomes
-    current, its bucket is read from the step's ``MapState`` (one round trip) unless held."""
+    current, its bucket is read from the step's ``MapState`` (one round trip) unless held, and
+    the key's entries are added to the backend."""
 
     __slots__ = ("backend", "buckets", "kg", "parts", "seen")
 
@@ -1378,30 +1394,51 @@ class _Loader:
         if parts.complete:
             return
         bucket = _bucket_of(key_bytes, parts.depth)
-        if bucket not in parts.stored:
-            found = self.buckets.getValue((bucket,))
-            self._add(bucket, found)
+        stores = parts.read.get(bucket)
+        if stores is None:
+            stores = parts.read[bucket] = self._hold(bucket, self.buckets.getValue((bucket,)))
+        parts.moved.add(key_bytes)
+        mine = _entries_of(stores, lambda k: k == key_bytes)
+        if mine:
+            self.backend.add_entries(self.kg, {}, mine)
+        if len(parts.stored) == 1 << parts.depth:
+            self.load_all()  # every bucket is read: hold all of it
 
     def load_all(self) -> None:
-        """Read every bucket not held yet (one scan of the ``MapState``)."""
+        """Add every key of every bucket to the backend: the keys of buckets read one by one
+        that are not there yet, and every bucket not read yet (one scan of the ``MapState``)."""
         parts = self.parts
         if parts.complete:
             return
-        for (bucket,), found in self.buckets.iterator():
-            if int(bucket) not in parts.stored:
-                self._add(int(bucket), found)
+        moved = parts.moved
+        for stores in parts.read.values():
+            self.backend.add_entries(self.kg, {}, _entries_of(stores, lambda k: k not in moved))
+        parts.read, parts.moved = {}, set()
+        if len(parts.stored) < 1 << parts.depth:
+            for (bucket,), found in self.buckets.iterator():
+                if int(bucket) not in parts.stored:
+                    self.backend.add_entries(self.kg, {}, self._hold(int(bucket), found))
         parts.complete = True
 
-    def _add(self, bucket: int, found: Any) -> None:
-        parts = self.parts
+    def _hold(self, bucket: int, found: Any) -> dict[str, list[StateEntry]]:
+        """Note what the store holds for ``bucket`` (``found``: its ``MapState`` value, or None)
+        and return its entries."""
         if found is None:
-            parts.stored[bucket] = None
-        else:
-            blob, n = bytes(found[0]), int(found[1])
-            self.backend.add_entries(self.kg, {}, pickle.loads(blob))
-            parts.stored[bucket] = (blob, n)
-        if len(parts.stored) == 1 << parts.depth:
-            parts.complete = True
+            self.parts.stored[bucket] = None
+            return {}
+        blob, n = bytes(found[0]), int(found[1])
+        self.parts.stored[bucket] = (blob, n)
+        entries: dict[str, list[StateEntry]] = pickle.loads(blob)
+        return entries
+
+
+def _entries_of(
+    stores: dict[str, list[StateEntry]], keys: Callable[[bytes], bool]
+) -> dict[str, list[StateEntry]]:
+    """The entries (by state name, ``KeyedStateBackend.key_group_entries``' form) of the keys
+    that ``keys`` accepts; states left without entries are left out."""
+    found = {name: [e for e in entries if keys(e[0])] for name, entries in stores.items()}
+    return {name: entries for name, entries in found.items() if entries}
 
 
 def _split(stores: dict[str, list[StateEntry]], depth: int) -> dict[int, tuple[bytes, int]]:
@@ -1432,23 +1469,26 @@ class _WorkerCache:
 
     def __init__(self) -> None:
         self.groups: OrderedDict[tuple[str, str, int], _Group] = OrderedDict()
+        self.sizes: dict[tuple[str, str, int], int] = {}  # each group's size when put
         self.size = 0
 
     def take(self, key: tuple[str, str, int]) -> _Group | None:
         group = self.groups.pop(key, None)
         if group is not None:
-            self.size -= group.size
+            self.size -= self.sizes.pop(key)
         return group
 
     def put(self, key: tuple[str, str, int], group: _Group, limit: int) -> None:
+        self.take(key)  # a group it held for the key before is replaced
         size = group.size
         if size > limit:
             return
         self.groups[key] = group
+        self.sizes[key] = size
         self.size += size
         while self.size > limit:
-            _, old = self.groups.popitem(last=False)
-            self.size -= old.size
+            old, _ = self.groups.popitem(last=False)
+            self.size -= self.sizes.pop(old)
 
 
 _CACHE = _WorkerCache()
@@ -1594,23 +1634,17 @@ class _KeyGroups:
             for b, step in enumerate(self.next):  # the metrics once, with the first branch's
                 yield step.frame(kg, [(v, t) for g, v, t in results if g == b], wm, None if b else metrics)
         elif results or metrics is not None:
-            import pandas as pd
-
             cols = self.out.columns([v for _b, v, _t in results])
-            frame = {name: pd.Series(cols[name], dtype=object) for name in self.out.names}
+            frame = {name: cols[name] for name in self.out.names}
             if self.metrics_column is not None:
-                if metrics is not None:  # one more row: no values, the metrics
-                    frame = {name: pd.Series([*col, None], dtype=object) for name, col in frame.items()}
-                frame[self.metrics_column] = pd.Series(
-                    [None] * len(results) + ([metrics] if metrics is not None else []), dtype=object
-                )
+                tail: list[Any] = [None] if metrics is not None else []  # one more row: the metrics
+                frame = {name: [*col, *tail] for name, col in frame.items()}
+                frame[self.metrics_column] = [None] * len(results) + ([metrics] if tail else [])
                 if self.channel_column is not None:
                     p = self.keyed.parallelism or self.config.parallelism
                     index = subtask_of(kg, p, self.config.max_parallelism)
-                    frame[self.channel_column] = pd.Series(
-                        [index] * len(results) + ([None] if metrics is not None else []), dtype=object
-                    )
-            yield pd.DataFrame(frame)
+                    frame[self.channel_column] = [index] * len(results) + tail
+            yield _object_frame(frame)
 
     def _marks(self, row: _StateRow | None, batch: dict[int, int]) -> tuple[int | None, ...]:
         """Each channel's watermark after this call: the row's, or the markers' when above."""
@@ -1836,14 +1870,14 @@ def _save_buckets(
     header."""
     stores = backend.key_group_entries(kg)
     signatures = {**parts.signatures, **backend.signatures(stores)}
-    cut: dict[int, tuple[bytes, int]] = {}
+    changes: dict[int, tuple[bytes, int] | None] = {}
     if parts.depth == _INLINE:  # all of it is held
         n_keys = _count_keys(stores)
     else:
-        cut = _split(stores, parts.depth)
+        changes = _changed_buckets(parts, stores, kg)
         n_keys = parts.n_keys
-        for bucket in parts.stored.keys() | cut.keys():
-            old, new = parts.stored.get(bucket), cut.get(bucket)
+        for bucket, new in changes.items():
+            old = parts.stored.get(bucket)
             n_keys += (new[1] if new is not None else 0) - (old[1] if old is not None else 0)
     depth = _depth_for(n_keys, parts.depth)
     if depth != parts.depth and not parts.complete:
@@ -1851,11 +1885,10 @@ def _save_buckets(
         stores = backend.key_group_entries(kg)
         signatures = {**signatures, **backend.signatures(stores)}
         n_keys = _count_keys(stores)
-    written = False
     if depth == _INLINE:
-        if parts.depth != _INLINE:  # out of the buckets, into the row
+        written = parts.depth != _INLINE
+        if written:  # out of the buckets, into the row
             buckets.clear()
-            written = True
         parts.depth, parts.n_keys, parts.signatures, parts.stored = _INLINE, n_keys, signatures, {}
         return written, backend.pack_entries(stores)
     if depth != parts.depth:
@@ -1867,17 +1900,51 @@ def _save_buckets(
         parts.stored = dict(cut)
         parts.depth, parts.n_keys, parts.signatures = depth, n_keys, signatures
         return True, parts.header()
-    for bucket in parts.stored.keys() | cut.keys():
-        new = cut.get(bucket)
-        if new != parts.stored.get(bucket):
-            if new is None:
-                buckets.removeKey((bucket,))
-            else:
-                buckets.updateValue((bucket,), new)
-            written = True
+    for bucket, new in changes.items():
+        if new is None:
+            buckets.removeKey((bucket,))
+        else:
+            buckets.updateValue((bucket,), new)
         parts.stored[bucket] = new
     parts.n_keys, parts.signatures = n_keys, signatures
-    return written, parts.header()
+    return bool(changes), parts.header()
+
+
+def _changed_buckets(
+    parts: _Parts, stores: dict[str, list[StateEntry]], kg: int
+) -> dict[int, tuple[bytes, int] | None]:
+    """The buckets whose entries differ from what the store holds (``parts.stored``), with what
+    they hold now (None: nothing). ``stores`` is what the backend holds: with ``complete``, every
+    key of the group; else only the keys that became current (``moved``), whose buckets are in
+    ``read``: each such bucket changed when those keys' entries did, and keeps its other keys'
+    entries as read."""
+    if parts.complete:
+        cut = _split(stores, parts.depth)
+        return {b: cut.get(b) for b in parts.stored.keys() | cut.keys() if cut.get(b) != parts.stored.get(b)}
+    held: dict[int, dict[str, list[StateEntry]]] = {}
+    for name, entries in stores.items():
+        for entry in entries:
+            held.setdefault(_bucket_of(entry[0], parts.depth), {}).setdefault(name, []).append(entry)
+    unread = held.keys() - parts.read.keys()
+    if unread:  # writing them would drop the keys of those buckets that were never read
+        raise RuntimeError(
+            f"fs-compat internal error: key group {kg} holds state of keys in buckets "
+            f"{sorted(unread)} that were not read; nothing was written"
+        )
+    changes: dict[int, tuple[bytes, int] | None] = {}
+    moved = parts.moved
+    for bucket, read in parts.read.items():
+        now = held.get(bucket, {})
+        before = _entries_of(read, lambda k: k in moved)
+        if {n: sorted(e) for n, e in now.items()} == {n: sorted(e) for n, e in before.items()}:
+            continue
+        kept = _entries_of(read, lambda k: k not in moved)
+        for name, entries in now.items():
+            kept.setdefault(name, []).extend(entries)
+        stored = parts.stored.get(bucket)
+        n = (stored[1] if stored is not None else 0) - _count_keys(before) + _count_keys(now)
+        changes[bucket] = (_stable_dumps(kept), n) if kept else None
+    return changes
 
 
 def _count_keys(stores: dict[str, list[StateEntry]]) -> int:
@@ -2021,8 +2088,6 @@ class _Relay:
 
     @worker_pass
     def __call__(self, key: tuple[Any, ...], pdfs: Iterator[Any], state: Any) -> Iterator[Any]:
-        import pandas as pd
-
         del state  # a relay keeps nothing
         records = _Records.of(pdfs)
         if records.n == 0:
@@ -2036,13 +2101,12 @@ class _Relay:
             return
         values = [v for _ch, vs, _ts in runs for v in vs]
         cols = self.out.columns(values)
-        frame = {name: pd.Series(cols[name], dtype=object) for name in self.out.names}
+        frame = {name: cols[name] for name in self.out.names}
         if self.metrics_column is not None:
-            frame[self.metrics_column] = pd.Series([None] * len(values), dtype=object)
+            frame[self.metrics_column] = [None] * len(values)
             if self.channel_column is not None:
-                subtasks = [ch for ch, vs, _ts in runs for _v in vs]
-                frame[self.channel_column] = pd.Series(subtasks, dtype=object)
-        yield pd.DataFrame(frame)
+                frame[self.channel_column] = [ch for ch, vs, _ts in runs for _v in vs]
+        yield _object_frame(frame)
 
 
 class _Lane:

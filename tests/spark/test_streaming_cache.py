@@ -42,7 +42,7 @@ class Count(KeyedProcessFunction):  # type: ignore[type-arg]
     """Counts records per key (``step`` per record) and emits ``(key, count)``. A record
     ``(key, "read")`` only reads; ``(key, "ptimer")`` sets a processing-time timer 100 ms on,
     ``(key, "etimer")`` an event-time timer 100 ms after its timestamp; a timer emits
-    ``(key, -timestamp)``."""
+    ``(key, -timestamp)``; ``(key, "clear")`` clears the count and emits ``(key, 0)``."""
 
     def __init__(self, step: int = 1) -> None:
         self.step = step
@@ -54,6 +54,10 @@ class Count(KeyedProcessFunction):  # type: ignore[type-arg]
         key, what = value
         if what == "read":
             yield (key, self.count.value() or 0)
+            return
+        if what == "clear":
+            self.count.clear()
+            yield (key, 0)
             return
         count = (self.count.value() or 0) + self.step
         self.count.update(count)
@@ -246,6 +250,61 @@ def test_a_call_reads_and_rewrites_only_the_buckets_of_the_keys_it_touches() -> 
     assert sorted(outs) == sorted((k, 3 if k == keys[7] else 2) for k in keys[:16])
     assert MapStateDict.calls["iterator"] == 1 and MapStateDict.calls["getValue"] == 0
     assert last is not None and _kept(dense, kg) is not None  # it holds every bucket: cached
+
+
+
+def _keys_of(fn: _KeyGroups, kg: int, n: int) -> list[str]:
+    """``n`` keys of key group ``kg``."""
+    encoder = KeyEncoder(fn.keyed.inputs[0].key_codec, 128)
+    return [k for k in (f"k{i}" for i in range(200_000)) if encoder.locate(k)[1] == kg][:n]
+
+
+def _bucketed(fn: _KeyGroups, kg: int, keys: list[str]) -> Stored:
+    """Key group ``kg`` after counting each of ``keys`` once (more than ``INLINE_KEYS``: in
+    buckets)."""
+    _, small = _call(fn, kg, [(k, "x") for k in keys[:200]], None)
+    _, stored = _call(fn, kg, [(k, "x") for k in keys[200:]], small)
+    assert stored is not None and stored[1]
+    return stored
+
+
+def test_a_call_over_few_keys_keeps_the_other_keys_of_the_buckets_it_rewrites() -> None:
+    """A call with fewer records than buckets adds to the operator only the keys that become
+    current; the buckets it rewrites keep the other keys' entries as they were read."""
+    fn, kg = _key_groups()
+    keys = _keys_of(fn, kg, 401)
+    stored = _bucketed(fn, kg, keys[:400])
+    cold, _ = _key_groups()
+    MapStateDict.calls.clear()
+    # One key counted again, one cleared, one new; and a read of a key cleared in the same call.
+    records = [(keys[7], "x"), (keys[8], "clear"), (keys[400], "x"), (keys[8], "read")]
+    outs, after = _call(cold, kg, records, stored)
+    assert outs == [(keys[7], 2), (keys[8], 0), (keys[400], 1), (keys[8], 0)] and after is not None
+    assert MapStateDict.calls["updateValue"] <= 3 and MapStateDict.calls["iterator"] == 0
+    assert pickle.loads(after[0][0])[0][2] == 400  # one key cleared, one new: 400 keys
+    assert sum(n for _blob, n in after[1].values()) == 400
+    # Every key read back: the untouched ones, in the buckets rewritten too, kept their counts.
+    reader, _ = _key_groups()
+    outs, again = _call(reader, kg, [(k, "read") for k in keys], after)
+    assert dict(outs) == {**dict.fromkeys(keys, 1), keys[7]: 2, keys[8]: 0}
+    assert again == after  # reads write nothing
+
+
+def test_a_call_over_few_keys_that_grows_the_group_past_its_depth_rewrites_it_whole() -> None:
+    """The new keys of a call with few records take the group above what its depth holds
+    (``_depth_for``): every bucket is read, and the group is written anew one level deeper."""
+    fn, kg = _key_groups()
+    keys = _keys_of(fn, kg, 515)
+    stored = _bucketed(fn, kg, keys[:510])
+    assert pickle.loads(stored[0][0])[0][1:3] == (4, 510)
+    cold, _ = _key_groups()
+    outs, grown = _call(cold, kg, [(k, "x") for k in keys[508:]], stored)  # 2 known, 5 new
+    assert sorted(outs) == sorted([(keys[508], 2), (keys[509], 2), *((k, 1) for k in keys[510:])])
+    assert grown is not None and pickle.loads(grown[0][0])[0][1:3] == (5, 515)
+    assert len(grown[1]) == 32 and sum(n for _blob, n in grown[1].values()) == 515
+    reader, _ = _key_groups()
+    outs, _ = _call(reader, kg, [(k, "read") for k in keys], grown)
+    assert dict(outs) == {**dict.fromkeys(keys, 1), keys[508]: 2, keys[509]: 2}
 
 
 COUNTS = Types.ROW_NAMED(["key", "count"], [Types.STRING(), Types.LONG()])
