@@ -61,8 +61,9 @@ Physical plan:
    random, new with each write), the watermark of each channel, the earliest event-time and
    processing-time timers, and whether state with TTL holds entries. The group's keyed state is
    in the blob too up to ``INLINE_KEYS`` keys; a bigger group's is cut by key into buckets
-   (``_Parts``, a ``MapState``), read when a key of theirs becomes
-   current (``_Loader``) and written back when changed, so a call costs what it touches; a step
+   (``_Parts``, a ``MapState``): a bucket is read when a key of it becomes current
+   (``_Loader``), which adds just that key's entries to the operator, and written back when a
+   touched key's entries changed, so a call costs what it touches; a step
    whose operator may read other keys' state keeps it whole in the blob
    (``KeyedStateBackend.snapshot_key_group``). A call with only markers for a group none of
    whose timers is due (by the new watermark, by processing time) and that holds no TTL state
