@@ -252,7 +252,6 @@ def test_a_call_reads_and_rewrites_only_the_buckets_of_the_keys_it_touches() -> 
     assert last is not None and _kept(dense, kg) is not None  # it holds every bucket: cached
 
 
-
 def _keys_of(fn: _KeyGroups, kg: int, n: int) -> list[str]:
     """``n`` keys of key group ``kg``."""
     encoder = KeyEncoder(fn.keyed.inputs[0].key_codec, 128)
