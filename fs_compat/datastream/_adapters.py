@@ -64,9 +64,11 @@ class FunctionTemplate(Generic[F]):
 
     def copy(self) -> F:
         """A fresh copy of the template."""
-        if self._blob is None:
-            self._blob, self._loads, _ = _pickled(self.fn, self.what)
-        copied: F = self._loads(self._blob)
+        copied: F
+        if self._blob is None:  # the first copy is the one that showed the bytes unpickle
+            self._blob, self._loads, copied = _pickled(self.fn, self.what)
+        else:
+            copied = self._loads(self._blob)
         return copied
 
     def __getstate__(self) -> tuple[F, str]:
