@@ -1442,17 +1442,19 @@ def _entries_of(
     return {name: entries for name, entries in found.items() if entries}
 
 
+def _cut(stores: dict[str, list[StateEntry]], depth: int) -> dict[int, dict[str, list[StateEntry]]]:
+    """Entries (``KeyedStateBackend.key_group_entries``' form) cut by bucket (``_bucket_of``)."""
+    cut: dict[int, dict[str, list[StateEntry]]] = {}
+    for name, entries in stores.items():
+        for entry in entries:
+            cut.setdefault(_bucket_of(entry[0], depth), {}).setdefault(name, []).append(entry)
+    return cut
+
+
 def _split(stores: dict[str, list[StateEntry]], depth: int) -> dict[int, tuple[bytes, int]]:
     """Entries (``KeyedStateBackend.key_group_entries``) cut into buckets: each bucket's pickled
     entries and its number of keys."""
-    cut: dict[int, dict[str, list[StateEntry]]] = {}
-    keys: dict[int, set[bytes]] = {}
-    for name, entries in stores.items():
-        for entry in entries:
-            bucket = _bucket_of(entry[0], depth)
-            cut.setdefault(bucket, {}).setdefault(name, []).append(entry)
-            keys.setdefault(bucket, set()).add(entry[0])
-    return {b: (_stable_dumps(part), len(keys[b])) for b, part in cut.items()}
+    return {b: (_stable_dumps(part), _count_keys(part)) for b, part in _cut(stores, depth).items()}
 
 
 class _WorkerCache:
@@ -1922,10 +1924,7 @@ def _changed_buckets(
     if parts.complete:
         cut = _split(stores, parts.depth)
         return {b: cut.get(b) for b in parts.stored.keys() | cut.keys() if cut.get(b) != parts.stored.get(b)}
-    held: dict[int, dict[str, list[StateEntry]]] = {}
-    for name, entries in stores.items():
-        for entry in entries:
-            held.setdefault(_bucket_of(entry[0], parts.depth), {}).setdefault(name, []).append(entry)
+    held = _cut(stores, parts.depth)
     unread = held.keys() - parts.read.keys()
     if unread:  # writing them would drop the keys of those buckets that were never read
         raise RuntimeError(
