@@ -6,7 +6,7 @@ inside Spark tasks."""
 from ._batched import BatchedRunner, end_order
 from ._clocks import RecordTimeClock
 from ._errors import describe_callable, unpicklable_message
-from ._keys import MAX_PARALLELISM, KeyEncoder, key_group_bytes, subtask_of
+from ._keys import MAX_PARALLELISM, KeyEncoder, flink_key_group, key_group_bytes, murmur3_32, subtask_of
 from ._local import (
     LocalConfig,
     LocalRunner,
@@ -56,6 +56,7 @@ from ._state import (
     StateKind,
     StateSpec,
     ValueState,
+    snapshot_format_error,
     stable_pickle,
 )
 from ._subtask import ChainLink, Output, SubtaskRunner
@@ -123,9 +124,11 @@ __all__ = [
     "counted_push",
     "describe_callable",
     "end_order",
+    "flink_key_group",
     "key_group_bytes",
     "latest_summaries",
     "merge_metrics",
+    "murmur3_32",
     "overrides",
     "publish",
     "route_custom",
@@ -136,6 +139,7 @@ __all__ = [
     "run_local",
     "run_local_summarized",
     "sink_taker",
+    "snapshot_format_error",
     "snapshot_metrics",
     "stable_pickle",
     "state_size",

@@ -876,10 +876,7 @@ class KeyedStateBackend:
                     f"({type(exc).__name__}: {exc})"
                 ) from exc
             if version != _SNAPSHOT_VERSION:
-                raise StateAccessError(
-                    f"cannot restore key group {key_group}: snapshot format {version!r}, "
-                    f"expected {_SNAPSHOT_VERSION}"
-                )
+                raise StateAccessError(snapshot_format_error(key_group, version))
         self._check_signatures(signatures)
         self.flush()  # the store holds every key's value; the caches are dropped below
         kgb = key_group_bytes(key_group)
@@ -954,7 +951,22 @@ class KeyedStateBackend:
                 factory.track_ttl(ck.key, ck.namespace)
 
 
-_SNAPSHOT_VERSION = 1
+#: The format of ``snapshot_key_group``'s bytes. 2: keys are in Flink's key groups
+#: (``runtime.flink_key_group``); 1 placed them by the crc32 of their bytes.
+_SNAPSHOT_VERSION = 2
+
+
+def snapshot_format_error(key_group: int, version: object) -> str:
+    """Why key group ``key_group``'s snapshot of format ``version`` cannot be restored."""
+    why = (
+        ": it was written by an fs-compat that put keys in other key groups (by crc32; now as "
+        "Flink does), so its keys would not be found. Start the job from a new checkpoint "
+        "location (fs_compat.spark.read_state still reads the old one)"
+        if version == 1
+        else ""
+    )
+    expected = f"expected {_SNAPSHOT_VERSION}"
+    return f"cannot restore key group {key_group}: snapshot format {version!r}, {expected}{why}"
 
 
 def stable_pickle(value: Any) -> bytes:

@@ -16,7 +16,16 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from fs_compat.runtime import Edge, KeyEncoder, StepError, route_custom, route_keys, row_field, row_fields
+from fs_compat.runtime import (
+    Edge,
+    KeyEncoder,
+    StepError,
+    murmur3_32,
+    route_custom,
+    route_keys,
+    row_field,
+    row_fields,
+)
 
 from ._chain import Prechain
 from ._convert import RowReader, dumps
@@ -401,17 +410,5 @@ def spark_hash_int(value: int) -> int:
     Computed here rather than asked of Spark: asking costs a Spark job (or a call into Spark's
     JVM internals, which Spark Connect does not have) when a stage is planned; the function is
     fixed (Spark's bucketed tables depend on it) and tested against Spark's own ``hash``."""
-    mask = 0xFFFFFFFF
-    k1 = (value & mask) * 0xCC9E2D51 & mask
-    k1 = ((k1 << 15) | (k1 >> 17)) & mask
-    k1 = k1 * 0x1B873593 & mask
-    h1 = 42 ^ k1
-    h1 = ((h1 << 13) | (h1 >> 19)) & mask
-    h1 = (h1 * 5 + 0xE6546B64) & mask
-    h1 ^= 4  # the length in bytes
-    h1 ^= h1 >> 16
-    h1 = h1 * 0x85EBCA6B & mask
-    h1 ^= h1 >> 13
-    h1 = h1 * 0xC2B2AE35 & mask
-    h1 ^= h1 >> 16
+    h1 = murmur3_32(value, 42)
     return h1 - (1 << 32) if h1 >= 1 << 31 else h1

@@ -45,8 +45,8 @@ step is one *channel* of it (an input has as many channels as feeds reach it: a 
 Physical plan:
 
 1. Per feed from a source, ``mapInArrow`` over the source: rows become ``Row`` values, the
-   feed's steps run, and each record gets its key's *key group* (crc32 of the key bytes mod the
-   maximum parallelism, as on every target). Rows out: ``kg``, ``seq`` (order within the
+   feed's steps run, and each record gets its key's *key group* (Flink's, ``KeyEncoder``: the
+   same on every target). Rows out: ``kg``, ``seq`` (order within the
    micro-batch), ``v`` (the pickled value), ``ts`` (its timestamp), the key (``ki``/``ks``) and
    the channel ``ch``. At the end of its input each partition adds one marker row per key group
    carrying the channel's watermark (the largest timestamp it saw - the feed's delay, or none),
@@ -129,6 +129,7 @@ from fs_compat.runtime import (
     OperatorNode,
     RuntimeMode,
     SinkNode,
+    StateAccessError,
     StateEntry,
     SubtaskRunner,
     TimestampNode,
@@ -136,6 +137,7 @@ from fs_compat.runtime import (
     route_custom,
     route_keys,
     row_field,
+    snapshot_format_error,
     stable_pickle,
     subtask_of,
     upstream_of,
@@ -1310,11 +1312,15 @@ INLINE_KEYS = 256
 #: The depth of a key group held in its state row (``INLINE_KEYS``).
 _INLINE = -1
 
+#: The layout tag of a bucketed group's header (``_Parts.header``), with the snapshot format's
+#: version: "buckets" was format 1's (``runtime.snapshot_format_error``).
+_BUCKETS = "buckets-2"
+
 
 def _bucket_of(key_bytes: bytes, depth: int) -> int:
     """The bucket of a key (its encoded bytes) among a key group's ``2**depth`` (at most 2**16):
-    the high half of the key's crc32, as its key group comes from the low bits (crc32 mod the
-    maximum parallelism), which are the same for every key of the group."""
+    the high half of the key's crc32, a hash apart from the key group's (``KeyEncoder``), so a
+    group's keys spread over its buckets."""
     return (zlib.crc32(key_bytes) >> 16) & ((1 << depth) - 1)
 
 
@@ -1370,7 +1376,7 @@ class _Parts:
 
     def header(self) -> tuple[str, int, int, dict[str, str]]:
         """What the state row's blob holds in place of a whole-group snapshot."""
-        return ("buckets", self.depth, self.n_keys, self.signatures)
+        return (_BUCKETS, self.depth, self.n_keys, self.signatures)
 
 
 class _Loader:
@@ -1802,7 +1808,9 @@ class _KeyGroups:
         rt = group.runner.runtime
         if isinstance(head, tuple):
             assert rt.backend is not None
-            _layout, depth, n_keys, signatures = head
+            layout, depth, n_keys, signatures = head
+            if layout != _BUCKETS:  # "buckets": format 1's key groups
+                raise StateAccessError(snapshot_format_error(kg, 1 if layout == "buckets" else layout))
             rt.backend.add_entries(kg, signatures, {})  # checks the states' definitions
             group.parts = _Parts(depth, n_keys, dict(signatures), complete=False)
         elif rt.backend is not None:

@@ -107,6 +107,22 @@ def test_corrupt_snapshot_is_a_clear_error() -> None:
         KeyedStateBackend().restore_key_group(3, b"not a snapshot")
 
 
+def test_a_snapshot_of_the_crc32_key_groups_is_refused_naming_why_and_what_to_do() -> None:
+    """Format 1 put keys in key groups by crc32: restored, its keys would not be found under
+    Flink's key groups, so its state would be lost without a word."""
+    import pickle
+
+    backend = KeyedStateBackend()
+    _fill(backend, ["a"])
+    stores = pickle.loads(backend.snapshot_key_group(backend.current_key_group))[2]
+    old = pickle.dumps((1, {"count": "value state of IntCodec"}, stores))
+    fresh = KeyedStateBackend()
+    why = r"snapshot format 1, expected 2: .*by crc32.*new checkpoint location"
+    with pytest.raises(StateAccessError, match=why):
+        fresh.restore_key_group(7, old)
+    assert all(len(s) == 0 for s in fresh.stores.values())  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("declare_first", [True, False])
 def test_restored_ttl_state_expires_and_is_cleaned_up(declare_first: bool) -> None:
     now = [1_000]
