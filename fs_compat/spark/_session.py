@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import sys
 import tempfile
@@ -29,6 +30,8 @@ EMBEDDED_DEFAULTS: Mapping[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "8",
     "spark.python.unix.domain.socket.enabled": "true",
+    # PySpark's daemon, without the tracebacks of workers whose task was cancelled (``_spark_daemon``).
+    "spark.python.daemon.module": "fs_compat._spark_daemon",
 }
 
 
@@ -80,6 +83,8 @@ def spark_session(settings: Mapping[str, str] | None = None) -> Any:
         session = builder.getOrCreate()
     # getOrCreate returns a SparkContext that is already running, whatever master it was given.
     _check_master(spark_master(session), settings)
+    if mode == QUIET:
+        quiet_py4j()
     if not is_connect(session):  # a Connect server's log level is the server's own setting
         default_level = "ERROR" if mode == QUIET else "WARN"
         session.sparkContext.setLogLevel(conf.get("spark.log.level", default_level))
@@ -337,6 +342,25 @@ def announce_ui(spark: Any) -> None:
 #: ``transformWithStateInPandas`` operator; it prints five lines to stdout (Spark copies them to
 #: the terminal), the first before any fs-compat code runs in it.
 TWS_DRIVER_WORKER = "pyspark.sql.streaming.transform_with_state_driver_worker"
+
+
+def quiet_py4j() -> None:
+    """Keep py4j's INFO records (``Closing down clientserver connection`` when the JVM's gateway
+    closes at exit) out of a job's own logging: a program that logs to stdout at INFO, as
+    PyFlink's examples do (``logging.basicConfig(stream=sys.stdout, level=logging.INFO)``), would
+    print them among its output. Only when the program set no level for the ``py4j`` logger.
+
+    >>> import logging
+    >>> logging.getLogger("py4j").setLevel(logging.DEBUG); quiet_py4j()
+    >>> logging.getLogger("py4j").level == logging.DEBUG  # the program's own choice stays
+    True
+    >>> logging.getLogger("py4j").setLevel(logging.NOTSET); quiet_py4j()
+    >>> logging.getLogger("py4j").level == logging.WARNING
+    True
+    """
+    logger = logging.getLogger("py4j")
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.WARNING)
 
 
 def quiet_driver_worker() -> None:
