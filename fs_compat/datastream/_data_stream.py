@@ -122,6 +122,24 @@ class _Lambda:
         return repr(self._fn)
 
 
+def local_parallelism() -> int:
+    """Flink's default parallelism of a local environment (what a PyFlink program started with
+    ``python job.py`` runs at): the cores this process may use, as the JVM's
+    ``availableProcessors`` counts them (CPU affinity, capped by a cgroup CPU quota)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, -(-int(quota) // int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cores)
+
+
 def _checked_parallelism(parallelism: int) -> int:
     if parallelism < 1:
         raise ValueError(f"parallelism must be >= 1, got {parallelism}")
@@ -1155,7 +1173,7 @@ class StreamExecutionEnvironment:
     (the default) runs on Spark, ``local`` runs in this process."""
 
     def __init__(self, configuration: Configuration | None = None) -> None:
-        self._parallelism = 1
+        self._parallelism = local_parallelism()  # Flink's local default
         self._max_parallelism = 128
         self._mode = RuntimeExecutionMode.STREAMING
         self._config = ExecutionConfig()
@@ -1212,7 +1230,8 @@ class StreamExecutionEnvironment:
         return self
 
     def get_parallelism(self) -> int:
-        """The default number of parallel instances of every step."""
+        """The default number of parallel instances of every step: ``set_parallelism``'s, else
+        ``parallelism.default``, else the machine's cores (``local_parallelism``), as in Flink."""
         return self._parallelism
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:

@@ -5,6 +5,7 @@ from a process that has none."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -76,7 +77,8 @@ def test_run_remote_runs_the_job_over_spark_connect_without_java(connect_url: st
     )
     assert done.returncode == 0, done.stderr[-4000:]
     lines = done.stdout.splitlines()
-    assert sorted(line for line in lines if line.startswith("(")) == sorted(
+    printed = [re.sub(r"^\d+> ", "", line) for line in lines]  # ``N> ``: the cores' parallelism
+    assert sorted(line for line in printed if line.startswith("(")) == sorted(
         f"({w!r}, 1)" for w in ["a", "b", "a", "c", "a", "b"]
     )
     header = next(line for line in lines if line.startswith("Job 'remote job' on "))

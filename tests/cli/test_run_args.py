@@ -25,6 +25,7 @@ parser.add_argument("words", nargs="*")
 args = parser.parse_args()
 print("argv", sys.argv)
 env = StreamExecutionEnvironment.get_execution_environment()
+env.set_parallelism(1)  # one printing subtask: no ``N> `` on a machine of several cores
 env.from_collection(list(range(args.n))).map(lambda x: x * 10).print()
 env.execute("args job")
 """

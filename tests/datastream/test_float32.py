@@ -186,6 +186,7 @@ def test_state_declared_float_gives_back_the_float_it_was_given(ttl: bool) -> No
 
 def test_print_shows_float_values_as_java_does(capsys: pytest.CaptureFixture[str]) -> None:
     env = _env()
+    env.set_parallelism(1)  # one printing subtask: ``f> ``, not ``f:N> `` on a machine of several cores
     src = env.from_collection([1.0, 1e-5, 100.0], type_info=Types.DOUBLE())
     src.map(lambda x: x / 3, output_type=F).print("f")
     src.map(lambda x: ("a", x / 3), output_type=Types.TUPLE([S, F])).print("t")
