@@ -122,7 +122,7 @@ def _plain_parts(key: tuple[Any, ...]) -> bool:
 
 _MASK = 0xFFFFFFFF
 
-#: Lengths of key bytes up to which ``java_bytes_hash`` keeps the powers of 31 it needs.
+#: Lengths up to which ``_java_polynomial`` keeps the powers of 31 it needs (longer: a loop).
 _POWERS_UP_TO = 256
 
 
@@ -132,6 +132,18 @@ def _powers(n: int) -> tuple[tuple[int, ...], int]:
     return tuple(pow(31, n - 1 - i, 1 << 32) for i in range(n)), pow(31, n, 1 << 32)
 
 
+def _java_polynomial(values: array[int], h: int) -> int:
+    """Java's ``h = 31 * h + v`` over ``values`` from ``h``, as an unsigned 32-bit int: the
+    ``hashCode`` of ``Arrays`` (``h`` = 1) and of ``String`` (``h`` = 0)."""
+    if len(values) > _POWERS_UP_TO:
+        for v in values:
+            h = (31 * h + v) & _MASK
+        return h
+    powers, top = _powers(len(values))
+    total: int = sum(map(operator.mul, values, powers))
+    return (h * top + total) & _MASK
+
+
 def java_bytes_hash(data: bytes) -> int:
     """Java's ``Arrays.hashCode(byte[])`` of ``data`` (its bytes signed, as Java's are), as an
     unsigned 32-bit int.
@@ -139,14 +151,7 @@ def java_bytes_hash(data: bytes) -> int:
     >>> java_bytes_hash(b""), java_bytes_hash(b"a"), java_bytes_hash(bytes([255]))
     (1, 128, 30)
     """
-    if len(data) > _POWERS_UP_TO:
-        h = 1
-        for b in array("b", data):
-            h = (31 * h + b) & _MASK
-        return h
-    powers, top = _powers(len(data))
-    total: int = sum(map(operator.mul, array("b", data), powers))
-    return (top + total) & _MASK
+    return _java_polynomial(array("b", data), 1)
 
 
 def murmur3_32(value: int, seed: int = 0) -> int:
@@ -186,13 +191,7 @@ def java_string_hash(value: str) -> int:
     units = array("H", value.encode("utf-16-be", "surrogatepass"))
     if sys.byteorder == "little":  # the array read the big-endian units byte-swapped
         units.byteswap()
-    if len(units) > _POWERS_UP_TO:
-        h = 0
-        for unit in units:
-            h = (31 * h + unit) & _MASK
-        return h
-    total: int = sum(map(operator.mul, units, _powers(len(units))[0]))
-    return total & _MASK
+    return _java_polynomial(units, 0)
 
 
 def _java_hash(codec: Codec[Any]) -> Callable[[bytes], int]:
