@@ -4,6 +4,7 @@ PyFlink's names over the runtime's logical plan."""
 from __future__ import annotations
 
 import enum
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -122,10 +123,12 @@ class _Lambda:
         return repr(self._fn)
 
 
+@functools.cache
 def local_parallelism() -> int:
     """Flink's default parallelism of a local environment (what a PyFlink program started with
     ``python job.py`` runs at): the cores this process may use, as the JVM's
-    ``availableProcessors`` counts them (CPU affinity, capped by a cgroup CPU quota)."""
+    ``availableProcessors`` counts them (CPU affinity, capped by a cgroup CPU quota). Read once
+    per process, not at every environment."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
