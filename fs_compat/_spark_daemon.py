@@ -4,7 +4,8 @@ the sessions fs-compat starts: the same daemon, except that a worker whose task 
 its ``BrokenPipeError`` / ``ConnectionResetError`` traceback to the terminal, where it would
 stand before the job's own error. Every other failure of a worker is printed as before.
 
-Kept out of ``fs_compat.spark`` so that the daemon imports nothing of fs-compat but this.
+Kept out of ``fs_compat.spark`` so that the daemon imports nothing of fs-compat but this and
+``fs_compat._pickling``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ def main() -> None:
     """Run ``pyspark.daemon``'s manager with ``print_exc`` as its ``traceback.print_exc``."""
     from pyspark import daemon
 
+    from fs_compat._pickling import share_class_trackers
+
+    share_class_trackers()  # before the workers fork: each starts with one registry (_pickling)
     quiet = types.SimpleNamespace(**{name: getattr(traceback, name) for name in dir(traceback)})
     quiet.print_exc = print_exc
     daemon.traceback = quiet  # type: ignore[assignment,attr-defined]

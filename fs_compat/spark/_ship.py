@@ -61,8 +61,11 @@ def ship_user_code() -> None:
     travel as references to each worker's copy (``_prom``)."""
     from pyspark import cloudpickle as spark_cloudpickle  # what PySpark ships functions with
 
+    from fs_compat._pickling import share_class_trackers
+
     from ._prom import install_reducers
 
+    share_class_trackers()  # a class shipped by value has one id, in functions and in records
     install_reducers()  # prometheus_client metrics travel by reference
     roots = _installed_roots()
     for name, module in list(sys.modules.items()):
