@@ -13,7 +13,12 @@ Kept out of ``fs_compat.spark`` (like ``_spark_daemon``) so that importing it co
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
 import sys
+import types
+from pathlib import Path
 from typing import Any
 
 
@@ -46,3 +51,50 @@ def share_if_spark_loaded() -> None:
     import PySpark for it."""
     if "pyspark.cloudpickle" in sys.modules:
         share_class_trackers()
+
+
+def pin_class_ids(module: types.ModuleType) -> None:
+    """Give the top-level classes of ``module`` (one shipped by value: ``__main__`` or a module of
+    the job's own) ids that depend only on the module's name, the class's qualified name and the
+    content of the module's file, where cloudpickle would draw a random id per driver process.
+
+    So a job restarted in a new driver process from its checkpoint reads state values of its own
+    classes back as the classes its functions see (with random ids, a restored value was of a
+    look-alike class: ``isinstance`` and a dataclass's ``==`` were False). A changed file gives new
+    ids (the restored values are then of the old definition, as before); a class that has an id
+    already keeps it; a module without a file (an interactive ``__main__``) keeps random ids."""
+    path = getattr(module, "__file__", None)
+    digest = _file_digest(path) if isinstance(path, str) else None
+    if digest is None:
+        return
+    share_class_trackers()
+    import cloudpickle.cloudpickle as registry
+
+    reg: Any = registry
+    by_class, by_id = reg._DYNAMIC_CLASS_TRACKER_BY_CLASS, reg._DYNAMIC_CLASS_TRACKER_BY_ID
+    with reg._DYNAMIC_CLASS_TRACKER_LOCK:
+        for value in list(vars(module).values()):
+            if not isinstance(value, type) or value.__module__ != module.__name__ or value in by_class:
+                continue
+            name = f"{module.__name__}\0{value.__qualname__}\0{digest}"
+            tracker_id = "fs-compat-" + hashlib.sha256(name.encode()).hexdigest()[:32]
+            if by_id.get(tracker_id, value) is not value:
+                continue  # another live class of that name and file (a module imported twice)
+            by_class[value] = tracker_id
+            by_id[tracker_id] = value
+
+
+def _file_digest(path: str) -> str | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return _digest(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _digest(path: str, mtime_ns: int, size: int) -> str | None:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None

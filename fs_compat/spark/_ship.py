@@ -61,7 +61,7 @@ def ship_user_code() -> None:
     travel as references to each worker's copy (``_prom``)."""
     from pyspark import cloudpickle as spark_cloudpickle  # what PySpark ships functions with
 
-    from fs_compat._pickling import share_class_trackers
+    from fs_compat._pickling import pin_class_ids, share_class_trackers
 
     from ._prom import install_reducers
 
@@ -76,6 +76,10 @@ def ship_user_code() -> None:
             for pickler in (cloudpickle, spark_cloudpickle):
                 pickler.register_pickle_by_value(module)
             _by_value.add(name)
+    # the classes that travel by value keep their ids over a restart of the driver (_pickling)
+    for name in ("__main__", *sorted(_by_value)):
+        if (shipped := sys.modules.get(name)) is not None:
+            pin_class_ids(shipped)
 
 
 _by_value: set[str] = set()

@@ -15,7 +15,9 @@ wrong).
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -164,3 +166,79 @@ def test_a_dataclass_of_a_job_module_is_one_class_on_the_workers(
     assert _tally(job_module, "local", monkeypatch) == expected
     assert _tally(job_module, "spark", monkeypatch) == expected
     assert _tally(job_module, "spark-streaming", monkeypatch) == expected
+
+
+RESTART_JOB = """\
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from fs_compat.common import Types
+from fs_compat.datastream import MapFunction, RuntimeContext, StreamExecutionEnvironment
+from fs_compat.datastream.state import ValueStateDescriptor
+from fs_compat.spark import await_query, spark_session
+
+
+@dataclass(frozen=True)
+class Tally:
+    count: int
+    total: int
+
+
+class Count(MapFunction):
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self.tally = runtime_context.get_state(ValueStateDescriptor("tally", Types.PICKLED_BYTE_ARRAY()))
+
+    def map(self, row):
+        prev = self.tally.value()
+        same = prev is None or (isinstance(prev, Tally) and prev == Tally(prev.count, prev.total))
+        prev = prev or Tally(0, 0)
+        self.tally.update(Tally(prev.count + 1, prev.total + row.n))
+        return row.user, prev.count + 1, same
+
+
+here = Path(sys.argv[1])
+spark = spark_session()
+rows = [(user, n) for n, user in enumerate("abcab")]
+spark.createDataFrame(rows, "user STRING, n LONG").coalesce(1).write.parquet(str(here / "in" / sys.argv[2]))
+reader = spark.readStream.schema("user STRING, n LONG").option("maxFilesPerTrigger", 1)
+events = reader.parquet(str(here / "in" / "*"))
+env = StreamExecutionEnvironment.get_execution_environment()
+out_type = Types.ROW_NAMED(["user", "count", "same"], [Types.STRING(), Types.LONG(), Types.BOOLEAN()])
+counts = env.from_dataframe(events).key_by(lambda r: r.user).map(Count(), output_type=out_type)
+query = (
+    counts.to_dataframe().writeStream.format("parquet")
+    .option("checkpointLocation", str(here / "checkpoint"))
+    .trigger(availableNow=True)
+    .start(str(here / "out"))
+)
+await_query(query)
+"""
+
+
+def test_state_of_a_job_class_restored_by_a_new_driver_process_is_of_the_jobs_class(tmp_path: Path) -> None:
+    """The job runs twice, each time in a driver process of its own, from one checkpoint: the
+    second reads back the first's state values (instances of the job file's dataclass) as that
+    class (cloudpickle's ids for by-value classes are random per process; fs-compat pins them)."""
+    job = tmp_path / "restart_job.py"
+    job.write_text(RESTART_JOB)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(Path.cwd())}
+    for run in ("run1", "run2"):
+        done = subprocess.run(
+            [sys.executable, str(job), str(tmp_path), run],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+    from fs_compat.spark import spark_session
+
+    rows = sorted(tuple(r) for r in spark_session().read.parquet(str(tmp_path / "out")).collect())
+    users = "abcab"  # each run's events: the second run's counts go on from the first's
+    expected = sorted(
+        (u, users[: n + 1].count(u) + run * users.count(u), True)
+        for run in (0, 1)
+        for n, u in enumerate(users)
+    )
+    assert rows == expected
