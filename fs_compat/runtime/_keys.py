@@ -34,10 +34,10 @@ class KeyEncoder:
         self._codec: Codec[Any] = codec if codec is not None else _PICKLE
         self._hash = _java_hash(self._codec)
         self.max_parallelism = max_parallelism
-        self._memo: dict[Any, tuple[bytes, int]] = {}
-        #: The key group of the bytes of each key in ``_memo`` (``key_group`` of a state's
-        #: cached key, at a flush, is a lookup).
-        self._groups: dict[bytes, int] = {}
+        #: ``locate``'s memo, and the key group of the bytes of each key in it (``key_group`` of
+        #: a state's cached key, at a flush, is a lookup); one per process for a codec of no
+        #: settings (``_memos``).
+        self._memo, self._groups = _memos(self._codec, max_parallelism)
 
     def locate(self, key: Any) -> tuple[bytes, int]:
         """``(key bytes, key group)`` of ``key``. Remembered for ``int`` and ``str`` keys and
@@ -107,8 +107,25 @@ class KeyEncoder:
     def __setstate__(self, state: tuple[Codec[Any], int]) -> None:
         self._codec, self.max_parallelism = state
         self._hash = _java_hash(self._codec)
-        self._memo = {}
-        self._groups = {}
+        self._memo, self._groups = _memos(self._codec, self.max_parallelism)
+
+
+#: Codec types whose instances have no settings: every instance encodes a key to the same bytes.
+_UNSET_CODECS = (PickleCodec, StringCodec, BoolCodec, IntCodec)
+
+_shared_memos: dict[tuple[type, int], tuple[dict[Any, tuple[bytes, int]], dict[bytes, int]]] = {}
+
+
+def _memos(codec: Codec[Any], max_parallelism: int) -> tuple[dict[Any, tuple[bytes, int]], dict[bytes, int]]:
+    """``KeyEncoder``'s two memos: shared by every encoder of the process with a codec of exactly
+    one of the ``_UNSET_CODECS`` types and the same ``max_parallelism`` (a key's bytes and group
+    depend on nothing else), so that a Spark worker's tasks, each with encoders of its own, find
+    the keys earlier tasks located (a new key costs ~2-3 us: its Java hash and Flink's murmur in
+    Python); private for any other codec."""
+    kind = type(codec)
+    if kind in _UNSET_CODECS:
+        return _shared_memos.setdefault((kind, max_parallelism), ({}, {}))
+    return {}, {}
 
 
 def _plain_parts(key: tuple[Any, ...]) -> bool:

@@ -27,3 +27,24 @@ def test_equal_tuple_keys_of_other_part_types_are_not_taken_from_the_memo() -> N
         assert located[0] == encoder.encode(twin)
         assert located[0] != plain[0]
     assert encoder.locate((1, "a")) == plain
+
+
+def test_encoders_of_a_codec_without_settings_share_one_memo_per_process() -> None:
+    """A Spark worker runs many tasks, each with encoders of its own: a key one of them located is
+    a lookup for the next (same bytes object), for the default and the plain value codecs; a codec
+    with settings (a ranged int, another max parallelism) keeps a memo of its own."""
+    import pickle
+
+    from fs_api_advanced import IntCodec, PickleCodec, StringCodec
+    from fs_compat.common import Types
+
+    for make in (KeyEncoder, lambda: KeyEncoder(PickleCodec()), lambda: KeyEncoder(StringCodec())):
+        first, second = make(), pickle.loads(pickle.dumps(make()))
+        assert second.locate("shared-key")[0] is first.locate("shared-key")[0]
+    ranged = Types.INT().codec()
+    assert type(ranged) is not IntCodec  # a RangedIntCodec: 32 bits
+    a, b = KeyEncoder(ranged), KeyEncoder(ranged)
+    assert a.locate(7)[0] is not b.locate(7)[0]
+    assert a.locate(7) == b.locate(7)
+    other = KeyEncoder(max_parallelism=64)
+    assert other.locate("shared-key")[0] is not KeyEncoder().locate("shared-key")[0]
