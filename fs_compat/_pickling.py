@@ -54,9 +54,10 @@ def share_if_spark_loaded() -> None:
 
 
 def pin_class_ids(module: types.ModuleType) -> None:
-    """Give the top-level classes of ``module`` (one shipped by value: ``__main__`` or a module of
-    the job's own) ids that depend only on the module's name, the class's qualified name and the
-    content of the module's file, where cloudpickle would draw a random id per driver process.
+    """Give the classes of ``module`` (one shipped by value: ``__main__`` or a module of the job's
+    own; top-level classes and the classes in their bodies) ids that depend only on the module's
+    name, the class's qualified name and the content of the module's file, where cloudpickle
+    would draw a random id per driver process.
 
     So a job restarted in a new driver process from its checkpoint reads state values of its own
     classes back as the classes its functions see (with random ids, a restored value was of a
@@ -73,8 +74,8 @@ def pin_class_ids(module: types.ModuleType) -> None:
     reg: Any = registry
     by_class, by_id = reg._DYNAMIC_CLASS_TRACKER_BY_CLASS, reg._DYNAMIC_CLASS_TRACKER_BY_ID
     with reg._DYNAMIC_CLASS_TRACKER_LOCK:
-        for value in list(vars(module).values()):
-            if not isinstance(value, type) or value.__module__ != module.__name__ or value in by_class:
+        for value in _classes_of(module):
+            if value in by_class:
                 continue
             name = f"{module.__name__}\0{value.__qualname__}\0{digest}"
             tracker_id = "fs-compat-" + hashlib.sha256(name.encode()).hexdigest()[:32]
@@ -82,6 +83,20 @@ def pin_class_ids(module: types.ModuleType) -> None:
                 continue  # another live class of that name and file (a module imported twice)
             by_class[value] = tracker_id
             by_id[tracker_id] = value
+
+
+def _classes_of(module: types.ModuleType) -> list[type]:
+    """The classes defined at the top of ``module`` and, within them, the classes defined in
+    their bodies (``Outer.Inner``), at any depth: those a qualified name reaches."""
+    found: list[type] = []
+    todo = [(value, value.__qualname__) for value in list(vars(module).values()) if isinstance(value, type)]
+    while todo:
+        cls, qualname = todo.pop()
+        if cls.__module__ != module.__name__ or cls.__qualname__ != qualname or cls in found:
+            continue  # imported from elsewhere, or an alias
+        found.append(cls)
+        todo += [(v, f"{qualname}.{k}") for k, v in list(vars(cls).items()) if isinstance(v, type)]
+    return found
 
 
 def _file_digest(path: str) -> str | None:

@@ -179,10 +179,17 @@ from fs_compat.datastream.state import ValueStateDescriptor
 from fs_compat.spark import await_query, spark_session
 
 
+class Ledger:
+    @dataclass(frozen=True)
+    class Entry:  # a class in a class: Ledger.Entry
+        n: int
+
+
 @dataclass(frozen=True)
 class Tally:
     count: int
     total: int
+    last: Ledger.Entry
 
 
 class Count(MapFunction):
@@ -191,9 +198,13 @@ class Count(MapFunction):
 
     def map(self, row):
         prev = self.tally.value()
-        same = prev is None or (isinstance(prev, Tally) and prev == Tally(prev.count, prev.total))
-        prev = prev or Tally(0, 0)
-        self.tally.update(Tally(prev.count + 1, prev.total + row.n))
+        same = prev is None or (
+            isinstance(prev, Tally)
+            and isinstance(prev.last, Ledger.Entry)
+            and prev == Tally(prev.count, prev.total, Ledger.Entry(prev.last.n))
+        )
+        prev = prev or Tally(0, 0, Ledger.Entry(-1))
+        self.tally.update(Tally(prev.count + 1, prev.total + row.n, Ledger.Entry(row.n)))
         return row.user, prev.count + 1, same
 
 
@@ -218,8 +229,9 @@ await_query(query)
 
 def test_state_of_a_job_class_restored_by_a_new_driver_process_is_of_the_jobs_class(tmp_path: Path) -> None:
     """The job runs twice, each time in a driver process of its own, from one checkpoint: the
-    second reads back the first's state values (instances of the job file's dataclass) as that
-    class (cloudpickle's ids for by-value classes are random per process; fs-compat pins them)."""
+    second reads back the first's state values (instances of the job file's dataclasses, one
+    defined in another class) as those classes (cloudpickle's ids for by-value classes are random
+    per process; fs-compat pins them)."""
     job = tmp_path / "restart_job.py"
     job.write_text(RESTART_JOB)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(Path.cwd())}
