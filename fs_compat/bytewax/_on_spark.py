@@ -553,8 +553,10 @@ def run_main(
     # Inspect steps run also when no output step follows them, as in Bytewax.
     inspects = [n for n in plan.nodes if inspector_of(n) is not None]
     # With several steps that print (or write), each record's origin orders their lines as the
-    # in-process run does (``LocalConfig.origins``): batch by batch, step by step in each.
-    origins = target == SPARK and len(sinks) + len(inspects) > 1
+    # in-process run does (``LocalConfig.origins``): batch by batch, step by step in each; with
+    # several inputs, it also orders what a step gets from them as in-process: batch by batch,
+    # not item by item.
+    origins = target == SPARK and (len(sinks) + len(inspects) > 1 or len(plan.sources) > 1)
     taps: list[_InspectTap] = []
     reading = _Reading(workers=parallelism, origins=origins, resumable=resumable)
     nodes = _clone(flow, [*sinks, *inspects], taps, reading)

@@ -252,3 +252,26 @@ def test_sources_are_read_by_spark_in_the_order_the_in_process_runner_reads() ->
     run_main(flow, _target="spark")  # each partition in a Spark task (a Python data source)
     # As the in-process runner polls them: a batch of each partition in turn.
     assert (fixed, dynamic) == (["x0", "x1", "y0", "y1", "x2", "y2"], [1, 2, 3])
+
+
+def _arrivals(left_batch: int, right_batch: int, target: str) -> str:
+    """The order in which one key's ``stateful_map`` gets the items of two merged sources."""
+    out: list[Any] = []
+    flow = Dataflow("test_df")
+    left = op.input("l", flow, TestingSource([f"L{i}" for i in range(1, 6)], left_batch))
+    right = op.input("r", flow, TestingSource([f"R{i}" for i in range(1, 4)], right_batch))
+    keyed = op.merge("m", op.key_on("kl", left, lambda _e: "k"), op.key_on("kr", right, lambda _e: "k"))
+    seen = op.stateful_map("seen", keyed, lambda s, v: ((s or "") + v, (s or "") + v))
+    op.output("out", seen, TestingSink(out))  # one output step: the sources alone ask for the order
+    run_main(flow, _target=target)
+    return str(out[-1][1])
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_step_gets_several_sources_items_batch_by_batch_on_spark_as_in_process() -> None:
+    # In-process, each source's batch reaches the step whole, the sources' batches in turn.
+    expected = {(1, 1): "L1R1L2R2L3R3L4L5", (2, 1): "L1L2R1L3L4R2L5R3", (3, 2): "L1L2L3R1R2L4L5R3"}
+    for (left_batch, right_batch), order in expected.items():
+        assert _arrivals(left_batch, right_batch, "local") == order
+        assert _arrivals(left_batch, right_batch, "spark") == order, (left_batch, right_batch)

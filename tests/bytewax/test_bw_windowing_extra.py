@@ -330,10 +330,6 @@ def test_event_clock_wakes_up_when_the_watermark_gets_there() -> None:
 # Merges. ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.in_process(
-    "source batches (the merge needs L1 and L2 in one batch; Spark interleaves sources item by item)",
-    streaming=True,
-)
 @pytest.mark.parametrize(
     ("insert_mode", "expected"),
     [

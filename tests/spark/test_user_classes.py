@@ -19,7 +19,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +137,7 @@ def job_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """A module of the job's own, importable from the job's folder but not installed (so
     fs-compat ships it by value, as PySpark ships ``__main__``)."""
     name = f"tally_flow_{tmp_path.name.replace('-', '_')}"
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(BYTEWAX_MODULE))
+    (tmp_path / f"{name}.py").write_text(BYTEWAX_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
     module = importlib.import_module(name)
     yield module
