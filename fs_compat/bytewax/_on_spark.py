@@ -305,7 +305,9 @@ def _data_source_node(step_id: str, source: Any, reading: _Reading) -> Node:
         .load()
     )
     if not reading.streaming:
-        df = df.orderBy("r", "p", "i")
+        # In one partition, sorted there: a global ``orderBy`` samples its input in a job of
+        # its own, which reads the source (and builds its partitions) a second time.
+        df = df.repartition(1).sortWithinPartitions("r", "p", "i")
     rows = ExternalSourceNode(step_id, handle=df.select("value"), unbounded=reading.streaming)
     factory = functools.partial(FlatMapBatchOperator, step_id, _ItemsOf(_item_of_row))
     return OperatorNode(f"{step_id}.items", [Edge(rows)], operator_factory=factory, stateless=True)

@@ -256,7 +256,9 @@ def _collect(frame: _Frame, tag: str | None, origins: bool = False, channels: bo
     col = F.col("tag")
     df = frame.events().where((col.isNull() if tag is None else col == tag) & F.col("wm").isNull())
     try:
-        rows = df.orderBy("seq", "ch").select("v", "ch" if channels else "seq").collect()
+        # Sorted on the driver: a global ``orderBy`` first samples its input in a job of its
+        # own, which runs the whole plan (sources, user functions) a second time.
+        table = df.select("v", "seq", "ch").toArrow()
     except Exception as exc:
         # A failed user function arrives as a Spark exception whose text holds the task's
         # Python traceback; surface it as the StepError (...) it was.
@@ -264,11 +266,21 @@ def _collect(frame: _Frame, tag: str | None, origins: bool = False, channels: bo
         if error is exc:
             raise
         raise error  # noqa: B904 - user_error chose how Spark's exception is chained
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    first = -(2**63)  # nulls first, as Spark sorts them ascending
+    order = pc.sort_indices(
+        pa.table({k: pc.fill_null(table.column(k).cast(pa.int64()), first) for k in ("seq", "ch")}),
+        sort_keys=[("seq", "ascending"), ("ch", "ascending")],
+    )
+    table = table.take(order)
+    values = [pickle.loads(v) for v in table.column("v").to_pylist()]
     if origins:
-        return [(origin_of(row[1]), pickle.loads(row[0])) for row in rows]
+        return [(origin_of(seq), v) for seq, v in zip(table.column("seq").to_pylist(), values, strict=True)]
     if channels:
-        return [(row[1], pickle.loads(row[0])) for row in rows]
-    return [pickle.loads(row[0]) for row in rows]
+        return list(zip(table.column("ch").to_pylist(), values, strict=True))
+    return values
 
 
 def _build_frames(

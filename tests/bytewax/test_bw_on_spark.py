@@ -13,6 +13,7 @@ import importlib
 import inspect
 import re
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -275,3 +276,49 @@ def test_a_step_gets_several_sources_items_batch_by_batch_on_spark_as_in_process
     for (left_batch, right_batch), order in expected.items():
         assert _arrivals(left_batch, right_batch, "local") == order
         assert _arrivals(left_batch, right_batch, "spark") == order, (left_batch, right_batch)
+
+
+class _Counted(DynamicSource[int]):
+    """Each build takes the next three numbers of a counter kept in a file, as a source that
+    reads a queue would: a second read gets other items."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def build(self, step_id: str, worker_index: int, worker_count: int) -> StatelessSourcePartition[int]:
+        start = int(self.path.read_text())
+        self.path.write_text(str(start + 3))
+
+        class Part(StatelessSourcePartition[int]):
+            def __init__(self) -> None:
+                self.items = [[start, start + 1], [start + 2]]
+
+            def next_batch(self) -> list[int]:
+                if not self.items:
+                    raise StopIteration()
+                return self.items.pop(0)
+
+        return Part()
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_flow_on_spark_reads_its_source_and_calls_each_function_once(tmp_path: Path) -> None:
+    counter, calls = tmp_path / "counter", tmp_path / "calls"
+    counter.write_text("0")
+    calls.write_text("")
+
+    def logged(x: int) -> int:
+        with calls.open("a") as f:
+            f.write(f"{x}\n")
+        return x * 10
+
+    out: list[Any] = []
+    flow = Dataflow("test_df")
+    op.output("out", op.map("m", op.input("inp", flow, _Counted(counter)), logged), TestingSink(out))
+    run_main(flow, _target="spark")
+    # One read of the source and one call per item, as in-process: collecting the output in
+    # order must not run the plan a second time (a global sort samples its input first).
+    assert out == [0, 10, 20]
+    assert counter.read_text() == "3"
+    assert calls.read_text().split() == ["0", "1", "2"]
