@@ -94,7 +94,6 @@ MODULE_ADVICE: Mapping[str, str] = {
     "pyflink.datastream.async_data_stream": _ASYNC,
     "pyflink.datastream.async_retry_predicates": _ASYNC,
     "pyflink.datastream.async_retry_strategies": _ASYNC,
-    "bytewax.tracing": "not ported: Spark's UI and logs show the job's progress",
 }
 
 #: Names that are not ported, by the framework module they come from, with what to use instead.

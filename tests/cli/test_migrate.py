@@ -202,7 +202,6 @@ def test_missing_module_gets_the_advice_of_its_closest_table_entry() -> None:
         "import pyflink.table.expressions as expr\n"
         "from pyflink.datastream.connectors.jdbc import JdbcSink\n"
         "from pyflink.datastream.connectors.pulsar.source import PulsarSource\n"
-        "from bytewax.tracing import setup_tracing\n"
     )
     findings = migrate_source(source, "job.py").findings
     assert [(f.line, f.name, f.advice) for f in findings] == [
@@ -213,10 +212,13 @@ def test_missing_module_gets_the_advice_of_its_closest_table_entry() -> None:
             "pyflink.datastream.connectors.pulsar.source",
             MODULE_ADVICE["pyflink.datastream.connectors.pulsar"],
         ),
-        (4, "bytewax.tracing", MODULE_ADVICE["bytewax.tracing"]),
     ]
     assert "env.from_dataframe(df)" in findings[1].advice
-    assert "Spark's UI" in findings[3].advice
+
+
+def test_bytewax_tracing_is_ported_and_no_finding() -> None:
+    source = "from bytewax.tracing import JaegerConfig, OtlpTracingConfig, setup_tracing\n"
+    assert migrate_source(source, "flow.py").findings == ()
 
 
 def test_known_unsupported_method_calls_are_findings_with_their_advice() -> None:
