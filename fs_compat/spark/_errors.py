@@ -10,6 +10,7 @@ query and raises a failure that way.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import re
 from typing import Any
@@ -27,6 +28,17 @@ _PACKAGES = ("fs_compat", "fs_api", "fs_api_advanced")
 #: ``fs_compat.runtime._local.StepError: step 'm': ...``.
 _RAISED = re.compile(
     r"^\s*(?P<module>(?:" + "|".join(_PACKAGES) + r")(?:\.\w+)*)\.(?P<name>\w+): (?P<text>.+?)\s*$",
+    re.MULTILINE,
+)
+
+#: A built-in exception (``NotImplementedError: step 'src': ...``) raised by a frame of
+#: ``_PACKAGES``' own code (the traceback's last ``File`` line is in one of them): fs-compat's
+#: refusal of what a task cannot do, not an error in the user's code (which fs-compat wraps in a
+#: ``StepError``).
+_RAISED_BUILTIN = re.compile(
+    r'^\s*File "[^"\n]*[/\\](?:' + "|".join(_PACKAGES) + r')[/\\][^"\n]*", line \d+, in [^\n]*\n'
+    r'(?:(?![ \t]*File ")[ \t]+[^\n]*\n)*?'  # the source line, and 3.11's ^^^ markers
+    r"(?P<name>[A-Z]\w*): (?P<text>.+?)\s*$",
     re.MULTILINE,
 )
 
@@ -59,11 +71,17 @@ def user_error(exc: BaseException) -> BaseException:
     """
     if type(exc).__module__.split(".")[0] in _PACKAGES:
         return exc
-    found = list(_RAISED.finditer(str(exc)))
+    text = str(exc)
+    found = [(m.start("name"), m["module"], m["name"], m["text"]) for m in _RAISED.finditer(text)]
+    found += [
+        (m.start("name"), "builtins", m["name"], m["text"])
+        for m in _RAISED_BUILTIN.finditer(text)
+        if isinstance(getattr(builtins, m["name"], None), type)
+    ]
     if not found:
         return exc
-    last = found[-1]
-    error = _remade(last["module"], last["name"], last["text"])
+    _, module, name, message = max(found)
+    error = _remade(module, name, message)
     error.__context__ = exc
     if current_logging_mode() == VERBOSE:
         error.__cause__ = exc

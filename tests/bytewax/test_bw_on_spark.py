@@ -21,6 +21,7 @@ import pytest
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.dataflow import Dataflow
 from fs_compat.bytewax.inputs import (
+    AbortExecution,
     DynamicSource,
     FixedPartitionedSource,
     StatefulSourcePartition,
@@ -322,3 +323,32 @@ def test_a_flow_on_spark_reads_its_source_and_calls_each_function_once(tmp_path:
     assert out == [0, 10, 20]
     assert counter.read_text() == "3"
     assert calls.read_text().split() == ["0", "1", "2"]
+
+
+class _Aborting(DynamicSource[int]):
+    """Gives 1, then raises ``AbortExecution`` (Bytewax's way for a source to stop a run)."""
+
+    def build(self, step_id: str, worker_index: int, worker_count: int) -> StatelessSourcePartition[int]:
+        class Part(StatelessSourcePartition[int]):
+            def __init__(self) -> None:
+                self.done = False
+
+            def next_batch(self) -> list[int]:
+                if self.done:
+                    raise AbortExecution()
+                self.done = True
+                return [1]
+
+        return Part()
+
+
+@pytest.mark.spark
+def test_abort_execution_from_a_source_on_spark_raises_the_documented_not_implemented_error() -> None:
+    flow = Dataflow("test_df")
+    op.output("out", op.input("inp", flow, _Aborting()), TestingSink([]))
+    # Raised in a Spark task: the driver gets it back as the NotImplementedError it was, not
+    # as pyspark's PythonException.
+    with pytest.raises(
+        NotImplementedError, match=r"step test_df\.inp: partition '0': AbortExecution is in-process only"
+    ):
+        run_main(flow, _target="spark")

@@ -192,3 +192,33 @@ def test_user_error_remakes_the_class_the_task_raised() -> None:
     both = user_error(wrapped(f"{first}\n\nfs_compat.runtime._local.StepError: last"))
     assert type(both) is StepError and str(both) == "last"
     assert all(isinstance(e.__context__, RuntimeError) for e in (state, declared, unknown, both))
+
+
+def test_user_error_remakes_a_builtin_error_raised_by_fs_compat_itself_not_by_user_code() -> None:
+    from fs_compat.spark import user_error
+
+    def raised_in(path: str, line: str) -> RuntimeError:
+        return RuntimeError(
+            "[PYTHON_EXCEPTION] An exception was thrown from the Python worker:\n"
+            "Traceback (most recent call last):\n"
+            '  File "/site/fs_compat/bytewax/_datasource.py", line 195, in read\n'
+            '    call(part.close, "`close`", step_id)\n'
+            f'  File "{path}", line 131, in _next_batch\n'
+            "    raise NotImplementedError(\n"
+            "    ^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+            f"{line}\n SQLSTATE: 38000"
+        )
+
+    refusal = user_error(
+        raised_in(
+            "/site/fs_compat/bytewax/_datasource.py", "NotImplementedError: step 'inp': in-process only"
+        )
+    )
+    assert type(refusal) is NotImplementedError and str(refusal) == "step 'inp': in-process only"
+    assert isinstance(refusal.__context__, RuntimeError)
+    # Raised by the user's own file (a frame after fs-compat's): Spark's exception stays as it is.
+    users = raised_in("/home/me/job.py", "NotImplementedError: my own")
+    assert user_error(users) is users
+    # A name that is not a built-in exception is not remade.
+    odd = raised_in("/site/fs_compat/x.py", "Warning2: no such class")
+    assert user_error(odd) is odd
