@@ -58,8 +58,12 @@ def _reduce(metric: Any) -> tuple[Any, tuple[Any, ...]]:
 
 
 def _worker_metric(spec: tuple[Any, ...], labelvalues: tuple[str, ...]) -> Any:
-    """This worker's copy of the metric ``spec`` (its child ``labelvalues`` when given)."""
+    """This worker's copy of the metric ``spec`` (its child ``labelvalues`` when given). The
+    copy pickles by reference too: a worker that re-pickles what holds it (Spark's data-source
+    planning worker hands the reader on to the tasks) sends the reference on."""
     import prometheus_client
+
+    install_reducers()
 
     kind, name, documentation, labelnames, kwargs = spec
     metric = _worker.get((kind, name))

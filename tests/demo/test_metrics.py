@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.dataflow import Dataflow
+from fs_compat.bytewax.inputs import DynamicSource, StatelessSourcePartition
 from fs_compat.bytewax.testing import TestingSink, TestingSource, run_main
 from fs_compat.common import Configuration, Types
 from fs_compat.datastream import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment
@@ -166,3 +167,47 @@ def test_serve_metrics_over_http() -> None:
         server.shutdown()
     at = (("job_name", "served"), ("operator_name", "tally"))
     assert _samples(text)[("flink_taskmanager_job_task_operator_orders_seen", at)] == len(AMOUNTS)
+
+
+READ = Counter("fs_test_items_read", "Items a source partition read")
+
+
+class _MeteredSource(DynamicSource[int]):
+    """A source that holds a metric (as Bytewax's Kafka source does): on Spark it travels to the
+    data source's planning worker and on to the tasks by reference, as functions' metrics do."""
+
+    def __init__(self) -> None:
+        self.read = READ
+
+    def build(self, step_id: str, worker_index: int, worker_count: int) -> StatelessSourcePartition[int]:
+        read = self.read
+
+        class Part(StatelessSourcePartition[int]):
+            def __init__(self) -> None:
+                self.left = [[1, 2], [3]]
+
+            def next_batch(self) -> list[int]:
+                if not self.left:
+                    raise StopIteration()
+                batch = self.left.pop(0)
+                read.inc(len(batch))
+                return batch
+
+        return Part()
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_source_holding_a_prometheus_metric_runs_on_spark() -> None:
+    out: list[int] = []
+    flow = Dataflow("metered")
+    op.output(
+        "out", op.map("double", op.input("inp", flow, _MeteredSource()), lambda n: 2 * n), TestingSink(out)
+    )
+    run_main(flow, _target="spark")
+    assert out == [2, 4, 6]
+    # In-process the driver's metric counts the reads (on Spark they stay in the worker's copy:
+    # migration_guide/bytewax.md, "Metrics and progress").
+    before = READ._value.get()
+    run_main(flow)
+    assert READ._value.get() - before == 3
