@@ -129,3 +129,47 @@ def test_python_dash_m_testing_runs_one_process(flows: Path) -> None:
     assert (done.returncode, done.stdout) == (0, ">a\n>b\n"), done.stderr
     done = testing("-p", "2")
     assert done.returncode != 0 and "NotImplementedError" in done.stderr
+
+
+PRINTING_FLOW = """
+import fs_compat.bytewax.operators as op
+from fs_compat.bytewax.connectors.stdio import StdOutSink
+from fs_compat.bytewax.dataflow import Dataflow
+from fs_compat.bytewax.testing import TestingSource
+
+
+def shout(x):
+    print("calc", x)
+    return x.upper()
+
+
+flow = Dataflow("printing")
+s = op.input("inp", flow, TestingSource(["a", "b", "c"]))
+op.output("out", op.map("shout", s, shout), StdOutSink())
+"""
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.classic_only  # over Connect the workers are the server's: their stderr is the server's
+def test_on_spark_a_step_functions_print_goes_to_the_workers_stderr(tmp_path: Path) -> None:
+    """What bytewax.md says of ``print()`` in a step's function on Spark: the function runs in a
+    Spark worker, so its lines reach this process's standard error (local mode), not standard
+    output; ``StdOutSink`` and ``inspect`` print on the driver, to standard output, in order."""
+    path = tmp_path / "printing_flow.py"
+    path.write_text(PRINTING_FLOW)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FS_COMPAT_TARGET": "spark"}
+    done = subprocess.run(
+        [sys.executable, "-m", "fs_compat.bytewax.run", f"{path}:flow"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "A\nB\nC\n"), done.stderr
+    assert sorted(line for line in done.stderr.splitlines() if line.startswith("calc ")) == [
+        "calc a",
+        "calc b",
+        "calc c",
+    ], done.stderr
