@@ -5,6 +5,7 @@ summary and exported in Prometheus' text format."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.dataflow import Dataflow
 from fs_compat.bytewax.inputs import DynamicSource, StatelessSourcePartition
+from fs_compat.bytewax.outputs import DynamicSink, StatelessSinkPartition
 from fs_compat.bytewax.testing import TestingSink, TestingSource, run_main
 from fs_compat.common import Configuration, Types
 from fs_compat.datastream import KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment
@@ -211,3 +213,49 @@ def test_a_source_holding_a_prometheus_metric_runs_on_spark() -> None:
     before = READ._value.get()
     run_main(flow)
     assert READ._value.get() - before == 3
+
+
+WRITTEN = Counter("fs_test_items_written", "Items a sink partition wrote")
+
+
+class _MeteredSink(DynamicSink[int]):
+    """A sink that holds a metric (as Bytewax's Kafka sink does) and appends to a file: under
+    ``run_main`` on Spark it runs on the driver, with ``to_sink`` in Spark's tasks (its metric
+    travels there by reference)."""
+
+    def __init__(self, path: Path) -> None:
+        self.written = WRITTEN
+        self.path = path
+
+    def build(self, step_id: str, worker_index: int, worker_count: int) -> StatelessSinkPartition[int]:
+        written, path = self.written, self.path
+
+        class Part(StatelessSinkPartition[int]):
+            def write_batch(self, items: list[int]) -> None:
+                with path.open("a") as f:
+                    f.writelines(f"{item}\n" for item in items)
+                written.inc(len(items))
+
+        return Part()
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_sink_holding_a_prometheus_metric_runs_on_spark(tmp_path: Path) -> None:
+    from fs_compat.bytewax.spark import to_dataframe, to_sink
+
+    def flow_to(path: Path) -> Dataflow:
+        flow = Dataflow("metered_out")
+        op.output("out", op.input("inp", flow, TestingSource([1, 2, 3])), _MeteredSink(path))
+        return flow
+
+    # run_main: the sink is called on the driver, so the driver's metric counts the writes.
+    before = WRITTEN._value.get()
+    run_main(flow_to(tmp_path / "driver.txt"), _target="spark")
+    assert (tmp_path / "driver.txt").read_text().split() == ["1", "2", "3"]
+    assert WRITTEN._value.get() - before == 3
+    # to_sink: Spark's tasks write, each with its own copy of the metric (not collected).
+    flow = Dataflow("metered_tasks")
+    items = to_dataframe(op.input("inp", flow, TestingSource([1, 2, 3])))
+    to_sink(items, "out", _MeteredSink(tmp_path / "tasks.txt"), parallelism=2).save()
+    assert sorted((tmp_path / "tasks.txt").read_text().split()) == ["1", "2", "3"]
