@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, cast
 
+import attrs
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -137,7 +138,8 @@ def _next_batch(step_id: str, name: str, part: Any) -> list[Any]:
 class SourceData(DataSource):
     """A Bytewax source as a Spark data source. Options: ``source`` (the ``(step_id, source)``
     pair, :func:`encode`-d), ``workers`` (a ``DynamicSource``'s worker count in a batch read),
-    ``maxBatchesPerTrigger`` (``next_batch`` calls per partition per micro-batch)."""
+    ``maxBatchesPerTrigger`` (``next_batch`` calls per partition per micro-batch), ``printed``
+    (``"1"``: a batch read gives what the source's code prints as ``Printed`` rows)."""
 
     @classmethod
     def name(cls) -> str:
@@ -151,7 +153,8 @@ class SourceData(DataSource):
 
     def reader(self, schema: Any) -> DataSourceReader:
         step_id, source = self._source()
-        return _BatchReader(step_id, source, int(self.options.get("workers", "1")))
+        printed = self.options.get("printed") == "1"
+        return _BatchReader(step_id, source, int(self.options.get("workers", "1")), printed)
 
     def simpleStreamReader(self, schema: Any) -> SimpleDataSourceStreamReader:  # noqa: N802 - Spark's name
         step_id, source = self._source()
@@ -159,13 +162,25 @@ class SourceData(DataSource):
         return _StreamReader(step_id, source, limit)
 
 
-class _BatchReader(DataSourceReader):
-    """A batch read: each Spark input partition reads one source partition to its end."""
+@attrs.frozen
+class Printed:
+    """A row of a batch read with the option ``printed``: what the source's code printed while
+    building its partition or reading a batch (row ``i`` -1, before that batch's items). The
+    step that makes items of the rows prints it in its Spark task, whose printed lines reach the
+    driver (``fs_compat.spark.internal.take_captured``)."""
 
-    def __init__(self, step_id: str, source: Any, workers: int) -> None:
+    text: str
+
+
+class _BatchReader(DataSourceReader):
+    """A batch read: each Spark input partition reads one source partition to its end; with
+    ``printed``, what the source's code prints comes as ``Printed`` rows."""
+
+    def __init__(self, step_id: str, source: Any, workers: int, printed: bool = False) -> None:
         self.step_id = step_id
         self.source = source
         self.workers = workers
+        self.printed = printed
 
     def partitions(self) -> list[InputPartition]:
         names = parts_of(self.step_id, self.source, self.workers)
@@ -175,6 +190,33 @@ class _BatchReader(DataSourceReader):
         if partition.value is None:  # no partitions: Spark reads one empty one
             return
         index, name = partition.value
+        if not self.printed:
+            for _round, rows in self._batches(index, name):
+                yield from rows
+            return
+        from fs_compat.spark.internal import release_captured, start_capture, take_captured
+
+        at: int | None = start_capture()
+        round_ = 0
+        try:
+            for round_, rows in self._batches(index, name):
+                assert at is not None
+                text = take_captured(at)
+                at = start_capture()
+                if text:
+                    yield (pickled(Printed(text), "printed text"), round_, index, -1)
+                yield from rows
+            assert at is not None
+            text = take_captured(at)
+            at = None
+            if text:  # printed by the last next_batch (StopIteration) or close
+                yield (pickled(Printed(text), "printed text"), round_ + 1, index, -1)
+        finally:
+            if at is not None:  # the read failed: the lines go to the worker's own stdout
+                release_captured()
+
+    def _batches(self, index: int, name: str) -> Iterator[tuple[int, list[tuple[Any, ...]]]]:
+        """The rows of partition ``name``'s batches, with each batch's round."""
         step_id = self.step_id
         part = _build(step_id, self.source, name, index, self.workers, None)
         try:
@@ -184,7 +226,7 @@ class _BatchReader(DataSourceReader):
                     batch = _next_batch(step_id, name, part)
                 except StopIteration:
                     return
-                yield from _rows(step_id, name, index, round_, batch)
+                yield round_, _rows(step_id, name, index, round_, batch)
                 round_ += 1
                 wake = call(part.next_awake, "`next_awake`", step_id, through=_THROUGH)
                 if wake is not None:

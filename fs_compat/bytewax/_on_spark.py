@@ -8,6 +8,7 @@ import functools
 import itertools
 import pickle
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NoReturn
@@ -34,6 +35,7 @@ from ._datasource import (
     DEFAULT_MAX_BATCHES,
     SOURCE_FORMAT,
     SOURCE_SCHEMA,
+    Printed,
     encode,
     parts_of,
     pickled,
@@ -161,14 +163,18 @@ class SparkWriteSink(DynamicSink[Any]):
 
 
 class _ItemsOf:
-    """The ``flat_map_batch`` mapper that makes items of a :class:`SparkReadSource`'s rows."""
+    """The ``flat_map_batch`` mapper that makes items of a :class:`SparkReadSource`'s rows
+    (``one``: one item per row; else ``fn`` gives each row's items)."""
 
-    def __init__(self, fn: Callable[[Row], Any]) -> None:
+    def __init__(self, fn: Callable[[Row], Any], one: bool = True) -> None:
         self.fn = fn
-        mark(self, PerItem(fn, one=True))
+        self.one = one
+        mark(self, PerItem(fn, one=one))
 
     def __call__(self, rows: list[Row]) -> list[Any]:
-        return [self.fn(row) for row in rows]
+        if self.one:
+            return [self.fn(row) for row in rows]
+        return [item for row in rows for item in self.fn(row)]
 
 
 # Plans for Spark. ------------------------------------------------------------------------------
@@ -257,6 +263,9 @@ class _Reading:
     #: markers: ``TestingSource`` items are read run by run (``_recover_on_spark``), so the markers
     #: are honoured.
     resumable: bool = False
+    #: ``run_main`` on ``spark``: what a source's code prints in a batch read (not one read with
+    #: ``origins``) reaches the driver's standard output (``Printed``).
+    printed: bool = False
 
 
 def _testing_batches(step_id: str, items: list[Any], batch_size: int) -> Node:
@@ -273,6 +282,17 @@ def _testing_batches(step_id: str, items: list[Any], batch_size: int) -> Node:
 def _item_of_row(row: Row) -> Any:
     """The item a ``SourceData`` row holds."""
     return pickle.loads(row.value)
+
+
+def _items_of_printing_row(row: Row) -> tuple[Any, ...]:
+    """The item a ``SourceData`` row read with ``printed`` holds; a ``Printed`` row is printed
+    here, in the Spark task of the step that reads the rows (whose printed lines reach the
+    driver under ``run_main``), and gives no item."""
+    item = pickle.loads(row.value)
+    if type(item) is Printed:
+        sys.stdout.write(item.text)
+        return ()
+    return (item,)
 
 
 def _data_source_node(step_id: str, source: Any, reading: _Reading) -> Node:
@@ -302,6 +322,7 @@ def _data_source_node(step_id: str, source: Any, reading: _Reading) -> Node:
         .option("source", encode((step_id, source), f"step {step_id!r}: the source"))
         .option("workers", str(reading.workers))
         .option("maxBatchesPerTrigger", str(reading.max_batches))
+        .option("printed", "1" if reading.printed and not reading.streaming else "0")
         .load()
     )
     if not reading.streaming:
@@ -309,7 +330,11 @@ def _data_source_node(step_id: str, source: Any, reading: _Reading) -> Node:
         # its own, which reads the source (and builds its partitions) a second time.
         df = df.repartition(1).sortWithinPartitions("r", "p", "i")
     rows = ExternalSourceNode(step_id, handle=df.select("value"), unbounded=reading.streaming)
-    factory = functools.partial(FlatMapBatchOperator, step_id, _ItemsOf(_item_of_row))
+    if reading.printed and not reading.streaming:
+        items = _ItemsOf(_items_of_printing_row, one=False)
+    else:
+        items = _ItemsOf(_item_of_row)
+    factory = functools.partial(FlatMapBatchOperator, step_id, items)
     return OperatorNode(f"{step_id}.items", [Edge(rows)], operator_factory=factory, stateless=True)
 
 
@@ -560,7 +585,7 @@ def run_main(
     # not item by item.
     origins = target == SPARK and (len(sinks) + len(inspects) > 1 or len(plan.sources) > 1)
     taps: list[_InspectTap] = []
-    reading = _Reading(workers=parallelism, origins=origins, resumable=resumable)
+    reading = _Reading(workers=parallelism, origins=origins, resumable=resumable, printed=target == SPARK)
     nodes = _clone(flow, [*sinks, *inspects], taps, reading)
     upstream = upstream_of(list(nodes.values()))
     streaming = [n.name for n in upstream if isinstance(n, ExternalSourceNode) and n.unbounded]

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -366,6 +367,7 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig, job_name: 
     with counting(spark) as counters:
         frames, cached = _build_frames(spark, nodes, config)
     names = {node.id: node.name for node in nodes if not isinstance(node, (SourceNode, SinkNode))}
+    position = {node.id: index for index, node in enumerate(nodes)}
     try:
         with watching(spark, counters.accumulator, names):  # a bar on a terminal
             for sink in nodes:
@@ -376,6 +378,10 @@ def run_batch(spark: Any, sinks: Sequence[Node], config: LocalConfig, job_name: 
                     parallel = sink.writer is not None and not config.origins
                     with described_jobs(spark, job_name, _description(job_name, sink)):
                         values = _collect(frame, edge.side_tag, config.origins, channels=parallel)
+                    printed = counters.printed(position)
+                    if printed:  # what the job's tasks printed, here, before the sinks write
+                        sys.stdout.write(printed)
+                        sys.stdout.flush()
                     counters.sink_received(sink, len(values))
                     if parallel:  # each value to the sink's instance that writes it
                         take = sink_taker(sink, config, frame.channels)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import pickle
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from fs_compat.runtime import (
@@ -37,13 +37,14 @@ from fs_compat.runtime import (
     summarize,
 )
 
-from . import _prom
+from . import _prom, _stdout
 from ._session import is_connect
 
 #: An accumulator entry: ``("in", step id, partition)`` -> records per input,
 #: ``("state", step id, partition)`` -> ``(keys, bytes)``, or ``("metrics", step id, partition)``
 #: -> the step's metrics in that task (name -> ``MetricValue``), or ``("prom", step id, partition)``
-#: -> what the task changed in its worker's prometheus_client metrics (``_prom``).
+#: -> what the task changed in its worker's prometheus_client metrics (``_prom``), or ``("out",
+#: step id, partition)`` -> what the task's user code printed (``_stdout``).
 _Key = tuple[str, int, int]
 
 #: The ``tag`` of the row a task's counts travel in over Spark Connect (no output has it).
@@ -70,6 +71,7 @@ class JobCounters:
         self.accumulator = None if connect else spark.sparkContext.accumulator({}, _KeepLatest())
         self.observations: list[Any] = []
         self.sinks: dict[int, int] = {}
+        self._printed: set[_Key] = set()
 
     def observed(self, df: Any, *, drop: bool) -> Any:
         """``df``, the output of counting tasks, with their counts rows observed (over Connect;
@@ -101,6 +103,18 @@ class JobCounters:
                 updates.update(pickle.loads(blob))
         return updates
 
+    def printed(self, position: Mapping[int, int]) -> str:
+        """What the tasks that have ended since the last call printed (``_stdout``), step by
+        step in the plan's order (``position``: step id -> place), each step's tasks by
+        partition: each task's text once, also when Spark ran the task again."""
+        found = {key: text for key, text in self._updates().items() if key[0] == "out"}
+        new = sorted(
+            (key for key in found if key not in self._printed),
+            key=lambda key: (position.get(key[1], len(position)), key[2]),
+        )
+        self._printed.update(new)
+        return "".join(found[key] for key in new)
+
     def sink_received(self, sink: SinkNode, count: int) -> None:
         self.sinks[sink.id] = count
 
@@ -114,6 +128,8 @@ class JobCounters:
         metrics: dict[int, dict[str, MetricValue]] = {}
         prom: dict[int, list[_prom.Values]] = {}
         for (kind, step, _part), value in self._updates().items():
+            if kind == "out":
+                continue
             if kind == "prom":
                 prom.setdefault(step, []).append(value)
             elif kind == "in":
@@ -181,6 +197,7 @@ class TaskTally:
         self.state: dict[int, tuple[int, int]] = {}
         self.metrics: dict[int, dict[str, MetricValue]] = {}
         self.prom_before = _prom.worker_values()
+        self.printed_at = _stdout.start()
 
     def batch(self, batch: Any) -> None:
         """Count the records (rows without a watermark, ``wm`` null) of one routed Arrow batch
@@ -239,6 +256,9 @@ class TaskTally:
         prom = _prom.changes(self.prom_before)
         if prom:
             update[("prom", self._tally.step, part)] = prom
+        printed = _stdout.take(self.printed_at)
+        if printed:
+            update[("out", self._tally.step, part)] = printed
         if self._tally.accumulator is not None:
             self._tally.accumulator.add(update)
             return

@@ -352,3 +352,67 @@ def test_abort_execution_from_a_source_on_spark_raises_the_documented_not_implem
         NotImplementedError, match=r"step test_df\.inp: partition '0': AbortExecution is in-process only"
     ):
         run_main(flow, _target="spark")
+
+
+class _Printing(DynamicSource[int]):
+    """Prints when its partition is built and when it ends, as 1brc's source does."""
+
+    def build(self, step_id: str, worker_index: int, worker_count: int) -> StatelessSourcePartition[int]:
+        print(f"build {worker_index}/{worker_count}")
+
+        class Part(StatelessSourcePartition[int]):
+            def __init__(self) -> None:
+                self.left = [[1, 2], [3]]
+
+            def next_batch(self) -> list[int]:
+                if not self.left:
+                    raise StopIteration()
+                return self.left.pop(0)
+
+            def close(self) -> None:
+                print("closed")
+
+        return Part()
+
+
+def _count_and_print(n: int | None, x: int) -> tuple[int, int]:
+    n = (n or 0) + 1
+    print(f"count {x} {n}")
+    return n, n
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_on_spark_what_the_functions_print_reaches_the_drivers_stdout(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``print()`` in a source and in the steps' functions (before and after a shuffle): the
+    lines come to this process's standard output after the job (each task's lines in order,
+    step by step), before the sinks write; also over Spark Connect."""
+    out: list[Any] = []
+    flow = Dataflow("test_df")
+    s = op.map("show", op.input("inp", flow, _Printing()), lambda x: print(f"map {x}") or x)
+    counts = op.stateful_map("count", op.key_on("key", s, lambda x: str(x % 2)), _count_and_print)
+    op.output("out", counts, TestingSink(out))
+    run_main(flow, _target="spark")
+    assert sorted(out) == [("0", 1), ("1", 1), ("1", 2)]
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:5] == ["build 0/1", "map 1", "map 2", "map 3", "closed"]
+    assert printed[5:] == ["count 1 1", "count 2 1", "count 3 2"]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_on_spark_prints_come_before_the_sinks_with_origins_too(capsys: pytest.CaptureFixture[str]) -> None:
+    """A flow with two outputs carries its items' origins through Spark's passes; what the
+    steps print still reaches standard output, before what the ``StdOutSink`` prints."""
+    from fs_compat.bytewax.connectors.stdio import StdOutSink
+
+    out: list[Any] = []
+    flow = Dataflow("test_df")
+    s = op.map("show", op.input("inp", flow, TestingSource([1, 2])), lambda x: print(f"map {x}") or x * 10)
+    op.output("print", s, StdOutSink())
+    op.output("out", s, TestingSink(out))
+    run_main(flow, _target="spark")
+    assert out == [10, 20]
+    assert capsys.readouterr().out.splitlines() == ["map 1", "map 2", "10", "20"]

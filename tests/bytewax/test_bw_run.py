@@ -135,7 +135,23 @@ PRINTING_FLOW = """
 import fs_compat.bytewax.operators as op
 from fs_compat.bytewax.connectors.stdio import StdOutSink
 from fs_compat.bytewax.dataflow import Dataflow
-from fs_compat.bytewax.testing import TestingSource
+from fs_compat.bytewax.inputs import DynamicSource, StatelessSourcePartition
+
+
+class Letters(StatelessSourcePartition):
+    def __init__(self):
+        self.left = [["a", "b"], ["c"]]
+
+    def next_batch(self):
+        if not self.left:
+            raise StopIteration()
+        return self.left.pop(0)
+
+
+class Source(DynamicSource):
+    def build(self, step_id, worker_index, worker_count):
+        print(f"worker {worker_index}/{worker_count} reading")
+        return Letters()
 
 
 def shout(x):
@@ -144,21 +160,23 @@ def shout(x):
 
 
 flow = Dataflow("printing")
-s = op.input("inp", flow, TestingSource(["a", "b", "c"]))
+s = op.input("inp", flow, Source())
 op.output("out", op.map("shout", s, shout), StdOutSink())
 """
 
 
 @pytest.mark.spark
 @pytest.mark.slow
-@pytest.mark.classic_only  # over Connect the workers are the server's: their stderr is the server's
-def test_on_spark_a_step_functions_print_goes_to_the_workers_stderr(tmp_path: Path) -> None:
-    """What bytewax.md says of ``print()`` in a step's function on Spark: the function runs in a
-    Spark worker, so its lines reach this process's standard error (local mode), not standard
-    output; ``StdOutSink`` and ``inspect`` print on the driver, to standard output, in order."""
+@pytest.mark.classic_only  # the subprocess starts a classic session (Connect: the same code path, below)
+@pytest.mark.parametrize("target", ["local", "spark"])
+def test_what_a_source_and_a_step_function_print_reaches_stdout(tmp_path: Path, target: str) -> None:
+    """``print()`` in a source's ``build`` and in a step's function prints to standard output on
+    every target. In-process the lines interleave with the sink's as the items move; on Spark the
+    functions run in Spark's workers, and ``run_main`` prints their lines after the job, before
+    what the sinks and inspectors print (bytewax.md, "Differences on Spark")."""
     path = tmp_path / "printing_flow.py"
     path.write_text(PRINTING_FLOW)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "FS_COMPAT_TARGET": "spark"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FS_COMPAT_TARGET": target}
     done = subprocess.run(
         [sys.executable, "-m", "fs_compat.bytewax.run", f"{path}:flow"],
         env=env,
@@ -167,9 +185,10 @@ def test_on_spark_a_step_functions_print_goes_to_the_workers_stderr(tmp_path: Pa
         timeout=300,
         check=False,
     )
-    assert (done.returncode, done.stdout) == (0, "A\nB\nC\n"), done.stderr
-    assert sorted(line for line in done.stderr.splitlines() if line.startswith("calc ")) == [
-        "calc a",
-        "calc b",
-        "calc c",
-    ], done.stderr
+    assert done.returncode == 0, done.stderr
+    expected = {
+        "local": "worker 0/1 reading\ncalc a\ncalc b\nA\nB\ncalc c\nC\n",
+        "spark": "worker 0/1 reading\ncalc a\ncalc b\ncalc c\nA\nB\nC\n",
+    }
+    assert done.stdout == expected[target], done.stderr
+    assert "calc " not in done.stderr

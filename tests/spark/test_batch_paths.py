@@ -334,3 +334,24 @@ def test_a_null_in_a_key_column_routed_by_spark_names_the_record() -> None:
         StepError, match=re.escape("the key selector returned None for record Row(k=None, id=11)")
     ):
         counted.execute_and_collect()
+
+
+def _shown(x: int) -> int:
+    print(f"in map {x}")
+    return x * 2
+
+
+@pytest.mark.parametrize("target", ["local", "spark"])
+def test_what_a_user_function_prints_reaches_stdout(target: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``print()`` in a PyFlink function prints to this process's standard output on both
+    targets: in-process as the records move, on Spark (the function runs in Spark's workers)
+    after the job that ran it, before ``print()``'s lines (pyflink.md's differences table)."""
+    env = _env(target)
+    env.set_parallelism(1)
+    env.from_collection([1, 2, 3]).map(_shown, output_type=Types.LONG()).print()
+    env.execute("shown")
+    lines = capsys.readouterr().out.splitlines()
+    if target == "local":
+        assert lines == ["in map 1", "2", "in map 2", "4", "in map 3", "6"]
+    else:
+        assert lines == ["in map 1", "in map 2", "in map 3", "2", "4", "6"]
