@@ -172,6 +172,12 @@ class Printed:
     text: str
 
 
+def _printed_rows(text: str, round_: int, index: int) -> list[tuple[Any, ...]]:
+    """The ``Printed`` row of ``text`` (none when empty): before round ``round_``'s items of
+    partition ``index``."""
+    return [(pickled(Printed(text), "printed text"), round_, index, -1)] if text else []
+
+
 class _BatchReader(DataSourceReader):
     """A batch read: each Spark input partition reads one source partition to its end; with
     ``printed``, what the source's code prints comes as ``Printed`` rows."""
@@ -196,24 +202,18 @@ class _BatchReader(DataSourceReader):
             return
         from fs_compat.spark.internal import release_captured, start_capture, take_captured
 
-        at: int | None = start_capture()
-        round_ = 0
+        at = start_capture()
+        round_ = -1
         try:
             for round_, rows in self._batches(index, name):
-                assert at is not None
-                text = take_captured(at)
+                text = take_captured(at)  # printed by the build or this batch's next_batch
                 at = start_capture()
-                if text:
-                    yield (pickled(Printed(text), "printed text"), round_, index, -1)
+                yield from _printed_rows(text, round_, index)
                 yield from rows
-            assert at is not None
-            text = take_captured(at)
-            at = None
-            if text:  # printed by the last next_batch (StopIteration) or close
-                yield (pickled(Printed(text), "printed text"), round_ + 1, index, -1)
+            # printed by the last next_batch (StopIteration) or close
+            yield from _printed_rows(take_captured(at), round_ + 1, index)
         finally:
-            if at is not None:  # the read failed: the lines go to the worker's own stdout
-                release_captured()
+            release_captured()  # a no-op after the last take; a failed read's lines go to stdout
 
     def _batches(self, index: int, name: str) -> Iterator[tuple[int, list[tuple[Any, ...]]]]:
         """The rows of partition ``name``'s batches, with each batch's round."""

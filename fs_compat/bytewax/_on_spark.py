@@ -317,12 +317,13 @@ def _data_source_node(step_id: str, source: Any, reading: _Reading) -> Node:
         )
         return ExternalSourceNode(step_id, handle=SourceBatches(df, parts))
     reader = spark.readStream if reading.streaming else spark.read
+    printing = reading.printed and not reading.streaming  # a stream's prints stay in the workers
     df = (
         reader.format(SOURCE_FORMAT)
         .option("source", encode((step_id, source), f"step {step_id!r}: the source"))
         .option("workers", str(reading.workers))
         .option("maxBatchesPerTrigger", str(reading.max_batches))
-        .option("printed", "1" if reading.printed and not reading.streaming else "0")
+        .option("printed", "1" if printing else "0")
         .load()
     )
     if not reading.streaming:
@@ -330,10 +331,7 @@ def _data_source_node(step_id: str, source: Any, reading: _Reading) -> Node:
         # its own, which reads the source (and builds its partitions) a second time.
         df = df.repartition(1).sortWithinPartitions("r", "p", "i")
     rows = ExternalSourceNode(step_id, handle=df.select("value"), unbounded=reading.streaming)
-    if reading.printed and not reading.streaming:
-        items = _ItemsOf(_items_of_printing_row, one=False)
-    else:
-        items = _ItemsOf(_item_of_row)
+    items = _ItemsOf(_items_of_printing_row, one=False) if printing else _ItemsOf(_item_of_row)
     factory = functools.partial(FlatMapBatchOperator, step_id, items)
     return OperatorNode(f"{step_id}.items", [Edge(rows)], operator_factory=factory, stateless=True)
 

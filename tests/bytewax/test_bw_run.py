@@ -103,27 +103,24 @@ def test_one_process_only(flows: Path, capsys: pytest.CaptureFixture[str]) -> No
         main([str(flows), "-i", "0"])
 
 
+def _python_m(module: str, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m module args`` in a child process with this repository on its path and ``env``
+    added to the environment (``FS_COMPAT_TARGET`` only when ``env`` sets it)."""
+    environ = {**os.environ, "PYTHONPATH": str(REPO)}
+    environ.pop("FS_COMPAT_TARGET", None)
+    environ.update(env)
+    command = [sys.executable, "-m", module, *args]
+    return subprocess.run(command, env=environ, capture_output=True, text=True, timeout=timeout, check=False)
+
+
 def test_python_dash_m(flows: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "BYTEWAX_WORKERS_PER_PROCESS": "2"}
-    env.pop("FS_COMPAT_TARGET", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "fs_compat.bytewax.run", f"{flows}:get_flow('-')"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _python_m("fs_compat.bytewax.run", f"{flows}:get_flow('-')", BYTEWAX_WORKERS_PER_PROCESS="2")
     assert (done.returncode, done.stdout) == (0, "-a\n-b\n"), done.stderr
 
 
 def test_python_dash_m_testing_runs_one_process(flows: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("FS_COMPAT_TARGET", None)
-
     def testing(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "fs_compat.bytewax.testing", str(flows), *args]
-        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
+        return _python_m("fs_compat.bytewax.testing", str(flows), *args)
 
     done = testing("-w", "2", "-p", "1")
     assert (done.returncode, done.stdout) == (0, ">a\n>b\n"), done.stderr
@@ -176,15 +173,7 @@ def test_what_a_source_and_a_step_function_print_reaches_stdout(tmp_path: Path, 
     what the sinks and inspectors print (bytewax.md, "Differences on Spark")."""
     path = tmp_path / "printing_flow.py"
     path.write_text(PRINTING_FLOW)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "FS_COMPAT_TARGET": target}
-    done = subprocess.run(
-        [sys.executable, "-m", "fs_compat.bytewax.run", f"{path}:flow"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = _python_m("fs_compat.bytewax.run", f"{path}:flow", timeout=300, FS_COMPAT_TARGET=target)
     assert done.returncode == 0, done.stderr
     expected = {
         "local": "worker 0/1 reading\ncalc a\ncalc b\nA\nB\ncalc c\nC\n",
