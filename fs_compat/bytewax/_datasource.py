@@ -138,8 +138,9 @@ def _next_batch(step_id: str, name: str, part: Any) -> list[Any]:
 class SourceData(DataSource):
     """A Bytewax source as a Spark data source. Options: ``source`` (the ``(step_id, source)``
     pair, :func:`encode`-d), ``workers`` (a ``DynamicSource``'s worker count in a batch read),
-    ``maxBatchesPerTrigger`` (``next_batch`` calls per partition per micro-batch), ``printed``
-    (``"1"``: a batch read gives what the source's code prints as ``Printed`` rows)."""
+    ``maxBatchesPerTrigger`` (``next_batch`` calls per partition per micro-batch), ``effects``
+    (``"1"``: a batch read gives what the source's code prints and changes in metrics as
+    ``SourceEffects`` rows)."""
 
     @classmethod
     def name(cls) -> str:
@@ -153,8 +154,8 @@ class SourceData(DataSource):
 
     def reader(self, schema: Any) -> DataSourceReader:
         step_id, source = self._source()
-        printed = self.options.get("printed") == "1"
-        return _BatchReader(step_id, source, int(self.options.get("workers", "1")), printed)
+        effects = self.options.get("effects") == "1"
+        return _BatchReader(step_id, source, int(self.options.get("workers", "1")), effects)
 
     def simpleStreamReader(self, schema: Any) -> SimpleDataSourceStreamReader:  # noqa: N802 - Spark's name
         step_id, source = self._source()
@@ -163,30 +164,59 @@ class SourceData(DataSource):
 
 
 @attrs.frozen
-class Printed:
-    """A row of a batch read with the option ``printed``: what the source's code printed while
-    building its partition or reading a batch (row ``i`` -1, before that batch's items). The
-    step that makes items of the rows prints it in its Spark task, whose printed lines reach the
-    driver (``fs_compat.spark.internal.take_captured``)."""
+class SourceEffects:
+    """A row of a batch read with the option ``effects``: what the source's code printed, and
+    what it changed in prometheus_client metrics, while building its partition or reading a
+    batch (row ``i`` -1, before that batch's items). The step that makes items of the rows
+    prints the text and carries the changes in its Spark task, whose printed lines and metric
+    changes reach the driver (``fs_compat.spark.internal``)."""
 
-    text: str
+    printed: str
+    #: ``fs_compat.spark.internal.worker_metric_changes``: per metric sample, the numbers.
+    metrics: dict[tuple[str, str, tuple[str, ...]], tuple[float, ...]]
 
 
-def _printed_rows(text: str, round_: int, index: int) -> list[tuple[Any, ...]]:
-    """The ``Printed`` row of ``text`` (none when empty): before round ``round_``'s items of
-    partition ``index``."""
-    return [(pickled(Printed(text), "printed text"), round_, index, -1)] if text else []
+class _Effects:
+    """What the source's code does besides its items, in a batch read with ``effects``: each
+    ``rows`` call gives the ``SourceEffects`` row of what it printed and changed since the last."""
+
+    def __init__(self, index: int) -> None:
+        from fs_compat.spark.internal import start_capture, worker_metric_values
+
+        self.index = index
+        self.at = start_capture()
+        self.values = worker_metric_values()
+
+    def rows(self, round_: int) -> list[tuple[Any, ...]]:
+        """The row (none when nothing was printed or changed) before round ``round_``'s items."""
+        from fs_compat.spark.internal import (
+            start_capture,
+            take_captured,
+            worker_metric_changes,
+            worker_metric_values,
+        )
+
+        printed = take_captured(self.at)
+        self.at = start_capture()
+        values = worker_metric_values()
+        metrics = worker_metric_changes(self.values, values)
+        self.values = values
+        if not printed and not metrics:
+            return []
+        effects = SourceEffects(printed, metrics)
+        return [(pickled(effects, "what the source printed and metered"), round_, self.index, -1)]
 
 
 class _BatchReader(DataSourceReader):
     """A batch read: each Spark input partition reads one source partition to its end; with
-    ``printed``, what the source's code prints comes as ``Printed`` rows."""
+    ``effects``, what the source's code prints and changes in metrics comes as ``SourceEffects``
+    rows."""
 
-    def __init__(self, step_id: str, source: Any, workers: int, printed: bool = False) -> None:
+    def __init__(self, step_id: str, source: Any, workers: int, effects: bool = False) -> None:
         self.step_id = step_id
         self.source = source
         self.workers = workers
-        self.printed = printed
+        self.effects = effects
 
     def partitions(self) -> list[InputPartition]:
         names = parts_of(self.step_id, self.source, self.workers)
@@ -196,22 +226,19 @@ class _BatchReader(DataSourceReader):
         if partition.value is None:  # no partitions: Spark reads one empty one
             return
         index, name = partition.value
-        if not self.printed:
+        if not self.effects:
             for _round, rows in self._batches(index, name):
                 yield from rows
             return
-        from fs_compat.spark.internal import release_captured, start_capture, take_captured
+        from fs_compat.spark.internal import release_captured
 
-        at = start_capture()
+        effects = _Effects(index)
         round_ = -1
         try:
             for round_, rows in self._batches(index, name):
-                text = take_captured(at)  # printed by the build or this batch's next_batch
-                at = start_capture()
-                yield from _printed_rows(text, round_, index)
+                yield from effects.rows(round_)  # of the build or this batch's next_batch
                 yield from rows
-            # printed by the last next_batch (StopIteration) or close
-            yield from _printed_rows(take_captured(at), round_ + 1, index)
+            yield from effects.rows(round_ + 1)  # of the last next_batch (StopIteration) or close
         finally:
             release_captured()  # a no-op after the last take; a failed read's lines go to stdout
 

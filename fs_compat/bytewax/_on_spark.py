@@ -35,7 +35,7 @@ from ._datasource import (
     DEFAULT_MAX_BATCHES,
     SOURCE_FORMAT,
     SOURCE_SCHEMA,
-    Printed,
+    SourceEffects,
     encode,
     parts_of,
     pickled,
@@ -263,9 +263,10 @@ class _Reading:
     #: markers: ``TestingSource`` items are read run by run (``_recover_on_spark``), so the markers
     #: are honoured.
     resumable: bool = False
-    #: ``run_main`` on ``spark``: what a source's code prints in a batch read (not one read with
-    #: ``origins``) reaches the driver's standard output (``Printed``).
-    printed: bool = False
+    #: ``run_main`` on ``spark``: what a source's code prints, and changes in prometheus_client
+    #: metrics, in a batch read (not one read with ``origins``) reaches the driver
+    #: (``SourceEffects``).
+    effects: bool = False
 
 
 def _testing_batches(step_id: str, items: list[Any], batch_size: int) -> Node:
@@ -284,13 +285,17 @@ def _item_of_row(row: Row) -> Any:
     return pickle.loads(row.value)
 
 
-def _items_of_printing_row(row: Row) -> tuple[Any, ...]:
-    """The item a ``SourceData`` row read with ``printed`` holds; a ``Printed`` row is printed
-    here, in the Spark task of the step that reads the rows (whose printed lines reach the
-    driver under ``run_main``), and gives no item."""
+def _items_of_effects_row(row: Row) -> tuple[Any, ...]:
+    """The item a ``SourceData`` row read with ``effects`` holds; a ``SourceEffects`` row gives
+    no item: what it printed is printed here, and its metric changes are handed on with this
+    task's, in the Spark task of the step that reads the rows (whose printed lines and metric
+    changes reach the driver under ``run_main``)."""
     item = pickle.loads(row.value)
-    if type(item) is Printed:
-        sys.stdout.write(item.text)
+    if type(item) is SourceEffects:
+        from fs_compat.spark.internal import carry_metric_changes
+
+        sys.stdout.write(item.printed)
+        carry_metric_changes(item.metrics)
         return ()
     return (item,)
 
@@ -317,13 +322,13 @@ def _data_source_node(step_id: str, source: Any, reading: _Reading) -> Node:
         )
         return ExternalSourceNode(step_id, handle=SourceBatches(df, parts))
     reader = spark.readStream if reading.streaming else spark.read
-    printing = reading.printed and not reading.streaming  # a stream's prints stay in the workers
+    effects = reading.effects and not reading.streaming  # a stream's stay in the workers
     df = (
         reader.format(SOURCE_FORMAT)
         .option("source", encode((step_id, source), f"step {step_id!r}: the source"))
         .option("workers", str(reading.workers))
         .option("maxBatchesPerTrigger", str(reading.max_batches))
-        .option("printed", "1" if printing else "0")
+        .option("effects", "1" if effects else "0")
         .load()
     )
     if not reading.streaming:
@@ -331,7 +336,7 @@ def _data_source_node(step_id: str, source: Any, reading: _Reading) -> Node:
         # its own, which reads the source (and builds its partitions) a second time.
         df = df.repartition(1).sortWithinPartitions("r", "p", "i")
     rows = ExternalSourceNode(step_id, handle=df.select("value"), unbounded=reading.streaming)
-    items = _ItemsOf(_items_of_printing_row, one=False) if printing else _ItemsOf(_item_of_row)
+    items = _ItemsOf(_items_of_effects_row, one=False) if effects else _ItemsOf(_item_of_row)
     factory = functools.partial(FlatMapBatchOperator, step_id, items)
     return OperatorNode(f"{step_id}.items", [Edge(rows)], operator_factory=factory, stateless=True)
 
@@ -583,7 +588,7 @@ def run_main(
     # not item by item.
     origins = target == SPARK and (len(sinks) + len(inspects) > 1 or len(plan.sources) > 1)
     taps: list[_InspectTap] = []
-    reading = _Reading(workers=parallelism, origins=origins, resumable=resumable, printed=target == SPARK)
+    reading = _Reading(workers=parallelism, origins=origins, resumable=resumable, effects=target == SPARK)
     nodes = _clone(flow, [*sinks, *inspects], taps, reading)
     upstream = upstream_of(list(nodes.values()))
     streaming = [n.name for n in upstream if isinstance(n, ExternalSourceNode) and n.unbounded]

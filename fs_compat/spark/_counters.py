@@ -196,7 +196,7 @@ class TaskTally:
         self.chained: dict[int, list[int]] = {}
         self.state: dict[int, tuple[int, int]] = {}
         self.metrics: dict[int, dict[str, MetricValue]] = {}
-        self.prom_before = _prom.worker_values()
+        self.prom_before = _prom.task_started()
         self.printed_at = _stdout.start()
 
     def batch(self, batch: Any) -> None:
@@ -253,7 +253,7 @@ class TaskTally:
             update[("state", step, part)] = sizes
         for step, values in self.metrics.items():
             update[("metrics", step, part)] = values
-        prom = _prom.changes(self.prom_before)
+        prom = _prom.task_changes(self.prom_before)
         if prom:
             update[("prom", self._tally.step, part)] = prom
         printed = _stdout.take(self.printed_at)

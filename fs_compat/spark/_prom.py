@@ -8,7 +8,9 @@ registered nowhere. Each task notes its worker's values when it starts (``worker
 hands what changed when it ends (``changes``: counts and sums as differences, a gauge's last
 value) to the driver with the job's counts (``_counters``), where ``apply_changes`` adds them to
 the driver's metric objects of the same names in prometheus_client's default registry: the
-registry a Bytewax user serves or scrapes shows what the workers did.
+registry a Bytewax user serves or scrapes shows what the workers did. What another Python worker
+changed (a Bytewax source's reader, whose rows a task reads) comes with its rows and is handed on
+with that task's own changes (``carry``).
 
 Reads and writes prometheus_client's metric internals (``_value``, ``_buckets``, ``_sum``,
 ``_count``, ``_metrics``), stable across its releases 0.16-0.26.
@@ -29,6 +31,8 @@ _KINDS = ("Counter", "Gauge", "Histogram", "Summary")
 _installed: list[bool] = []
 #: A worker's metrics, by class name and metric name (``_worker_metric``).
 _worker: dict[tuple[str, str], Any] = {}
+#: What other Python workers changed, which the task running here hands on (``carry``).
+_carried: list[Values] = []
 
 
 def install_reducers() -> None:
@@ -97,18 +101,40 @@ def worker_values() -> Values:
     return values
 
 
-def changes(before: Values) -> Values:
-    """What changed in this worker's metrics since ``before``: differences, but a gauge's
-    value as it is."""
+def task_started() -> Values:
+    """A task starts: forget what an earlier task here carried and did not hand on (it failed),
+    and give the worker's values now (``worker_values``)."""
+    _carried.clear()
+    return worker_values()
+
+
+def carry(found: Values) -> None:
+    """Hand ``found`` on with what the task running here changes (``task_changes``): what
+    another Python worker changed, such as the reader of a data source whose rows this task reads."""
+    if found:
+        _carried.append(found)
+
+
+def task_changes(before: Values) -> Values:
+    """What the task running here changed since ``before`` (``task_started``), with what it
+    carries (``carry``)."""
+    found = merge_changes([changes(before), *_carried])
+    _carried.clear()
+    return found
+
+
+def changes(before: Values, now: Values | None = None) -> Values:
+    """What changed in this worker's metrics from ``before`` to ``now`` (by default, the values
+    now): differences, but a gauge's value as it is."""
     found: Values = {}
-    for key, now in worker_values().items():
+    for key, numbers in (worker_values() if now is None else now).items():
         old = before.get(key)
-        if old == now:
+        if old == numbers:
             continue
         if key[0] == "Gauge":
-            found[key] = now
+            found[key] = numbers
         else:
-            found[key] = tuple(n - o for n, o in zip(now, old or (0.0,) * len(now), strict=True))
+            found[key] = tuple(n - o for n, o in zip(numbers, old or (0.0,) * len(numbers), strict=True))
     return found
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.parser import text_string_to_metric_families
 
 import fs_compat.bytewax.operators as op
@@ -172,17 +172,19 @@ def test_serve_metrics_over_http() -> None:
 
 
 READ = Counter("fs_test_items_read", "Items a source partition read")
+LAST = Gauge("fs_test_last_batch", "The size of a partition's last batch", ["partition"])
 
 
 class _MeteredSource(DynamicSource[int]):
-    """A source that holds a metric (as Bytewax's Kafka source does): on Spark it travels to the
+    """A source that holds metrics (as Bytewax's Kafka source does): on Spark they travel to the
     data source's planning worker and on to the tasks by reference, as functions' metrics do."""
 
     def __init__(self) -> None:
         self.read = READ
+        self.last = LAST
 
     def build(self, step_id: str, worker_index: int, worker_count: int) -> StatelessSourcePartition[int]:
-        read = self.read
+        read, last = self.read, self.last.labels(str(worker_index))
 
         class Part(StatelessSourcePartition[int]):
             def __init__(self) -> None:
@@ -193,6 +195,7 @@ class _MeteredSource(DynamicSource[int]):
                     raise StopIteration()
                 batch = self.left.pop(0)
                 read.inc(len(batch))
+                last.set(len(batch))
                 return batch
 
         return Part()
@@ -200,19 +203,27 @@ class _MeteredSource(DynamicSource[int]):
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_a_source_holding_a_prometheus_metric_runs_on_spark() -> None:
+@pytest.mark.parametrize("target", ["local", "spark"])
+def test_what_a_source_adds_to_its_prometheus_metrics_reaches_the_driver(target: str) -> None:
     out: list[int] = []
     flow = Dataflow("metered")
     op.output(
         "out", op.map("double", op.input("inp", flow, _MeteredSource()), lambda n: 2 * n), TestingSink(out)
     )
-    run_main(flow, _target="spark")
-    assert out == [2, 4, 6]
-    # In-process the driver's metric counts the reads (on Spark they stay in the worker's copy:
-    # migration_guide/bytewax.md, "Metrics and progress").
+    LAST.labels("0").set(0)
     before = READ._value.get()
-    run_main(flow)
+    with collect_summaries() as found:
+        run_main(flow, _target=target)
+    assert out == [2, 4, 6]
+    # On Spark the source's reads come with its rows to the task that makes them items, and on
+    # to the driver with that task's counts.
     assert READ._value.get() - before == 3
+    assert LAST.labels("0")._value.get() == 1
+    if target == "spark":
+        (summary,) = found
+        shown = {name: m for step in summary.steps for name, m in step.metrics.items()}
+        assert shown["fs_test_items_read"] == MetricValue("counter", 3)
+        assert shown["fs_test_last_batch{0}"] == MetricValue("gauge", 1)
 
 
 WRITTEN = Counter("fs_test_items_written", "Items a sink partition wrote")
