@@ -201,9 +201,8 @@ class _MeteredSource(DynamicSource[int]):
         return Part()
 
 
-@pytest.mark.spark
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ["local", "spark"])
+@pytest.mark.parametrize("target", ["local", pytest.param("spark", marks=pytest.mark.spark)])
 def test_what_a_source_adds_to_its_prometheus_metrics_reaches_the_driver(target: str) -> None:
     out: list[int] = []
     flow = Dataflow("metered")
