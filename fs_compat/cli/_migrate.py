@@ -159,6 +159,16 @@ METHOD_ADVICE: Mapping[str, tuple[str, str]] = {
 }
 
 
+#: PyFlink's functions that reach the JVM, by their ported names: a call is a finding (they exist
+#: in fs_compat and raise ``NotImplementedError`` naming the JVM when called).
+JVM_FUNCTIONS = frozenset({"fs_compat.java_gateway.get_gateway", "fs_compat.java_gateway.launch_gateway"})
+_JVM = (
+    "fs-compat runs without a JVM (no py4j gateway, no Java classes or methods): the call raises "
+    "NotImplementedError; write the Java function, watermark strategy or job-graph check in "
+    "Python (migration_guide/pyflink.md)"
+)
+
+
 @attrs.frozen
 class Finding:
     """One use of an API fs_compat does not provide: where, what, and what to use instead."""
@@ -405,6 +415,7 @@ class _FindingCollector(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> bool:  # noqa: N802 - libcst's name
         func = node.func
+        self._check_jvm(func)
         if isinstance(func, cst.Attribute) and func.attr.value in METHOD_ADVICE:
             # ``somelib.add_source(...)``: a module imported from elsewhere is not a PyFlink object.
             receiver = self.get_metadata(QualifiedNameProvider, func.value, set())
@@ -415,6 +426,23 @@ class _FindingCollector(cst.CSTVisitor):
                 api, advice = METHOD_ADVICE[func.attr.value]
                 self._add(func.attr, api, advice)
         return True
+
+    def _check_jvm(self, func: cst.BaseExpression) -> None:
+        """A call that needs the JVM: ``get_gateway()`` (and ``launch_gateway()``), or a Java
+        method of a Java object PyFlink holds (``env._j_stream_execution_environment.getStreamGraph()``;
+        passing the object on, as ``get_j_env_configuration(env._j_...)`` does, is fine)."""
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
+            holder = func.value.attr.value
+            if holder.startswith("_j_"):
+                self._add(func.attr, f"{holder}.{func.attr.value}", _JVM)
+                return
+        for qualified in self.get_metadata(QualifiedNameProvider, func, set()):
+            if qualified.source is not QualifiedNameSource.IMPORT:
+                continue
+            ported = _ported(qualified.name)
+            if ported in JVM_FUNCTIONS:
+                self._add(func, _original(ported), _JVM)
+                return
 
 
 # --- the rewrite ------------------------------------------------------------------------------

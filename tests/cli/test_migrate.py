@@ -245,6 +245,37 @@ def test_known_unsupported_method_calls_are_findings_with_their_advice() -> None
     ]
 
 
+def test_calls_that_need_the_jvm_are_findings() -> None:
+    source = (
+        "from pyflink.java_gateway import get_gateway\n"
+        "import pyflink.java_gateway as gateway\n"
+        "from pyflink.util.java_utils import get_j_env_configuration\n"
+        "conf = get_j_env_configuration(env._j_stream_execution_environment)\n"  # passed on: fine
+        "conf.setString('pekko.ask.timeout', '20 s')\n"
+        "jvm = get_gateway().jvm\n"
+        "gateway.launch_gateway()\n"
+        "graph = env._j_stream_execution_environment.getStreamGraph(True)\n"
+    )
+    findings = migrate_source(source, "test_jvm.py").findings
+    assert [(f.line, f.name) for f in findings] == [
+        (6, "pyflink.java_gateway.get_gateway"),
+        (7, "pyflink.java_gateway.launch_gateway"),
+        (8, "_j_stream_execution_environment.getStreamGraph"),
+    ]
+    assert all(f.advice.startswith("fs-compat runs without a JVM") for f in findings)
+    # What the findings say holds: each of these calls raises, naming the JVM.
+    from fs_compat.java_gateway import get_gateway, launch_gateway
+
+    env = fd.StreamExecutionEnvironment.get_execution_environment()
+    for call in (
+        get_gateway,
+        launch_gateway,
+        lambda: env._j_stream_execution_environment.getStreamGraph(True),
+    ):
+        with pytest.raises(NotImplementedError, match="without a JVM"):
+            call()
+
+
 def test_methods_of_other_imported_modules_are_not_findings() -> None:
     source = "import mylib\nmylib.add_source(1)\nmylib.conn.sink_to(2)\n"
     assert migrate_source(source).findings == ()
