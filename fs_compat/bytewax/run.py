@@ -23,7 +23,9 @@ arguments (default ``flow``). Options, also taken from Bytewax's environment var
   the executors are the cluster).
 
 ``python -m fs_compat.bytewax.testing`` (Bytewax's testing entry point) takes the same arguments with
-``-p/--processes`` (``BYTEWAX_PROCESSES``, one only) instead of ``-i/-a``.
+``-p/--processes`` (``BYTEWAX_PROCESSES``) instead of ``-i/-a``: Bytewax starts that many processes
+itself, each with ``-w`` workers, as one cluster; fs-compat runs the cluster's workers (processes x
+workers) as the workers of this one process (``cluster_main``'s ``worker_count_per_proc``).
 
 The flow runs in this process unless ``FS_COMPAT_TARGET=spark`` (then its steps run on Spark, as
 ``run_main``'s ``spark`` target).
@@ -182,7 +184,9 @@ def _parser(testing: bool) -> argparse.ArgumentParser:
         ("-w", "--workers-per-process", {"type": int}, "BYTEWAX_WORKERS_PER_PROCESS", "workers"),
     ]
     if testing:  # bytewax.testing's scaling options: processes it would start itself
-        options.append(("-p", "--processes", {"type": int}, "BYTEWAX_PROCESSES", "processes (one only)"))
+        options.append(
+            ("-p", "--processes", {"type": int}, "BYTEWAX_PROCESSES", "processes, run here as workers of one")
+        )
     else:
         options += [
             (
@@ -215,11 +219,16 @@ def main(argv: Sequence[str] | None = None, *, testing: bool = False) -> None:
         recovery = _RecoveryConfig(Path(args.recovery_directory), backup)
     elif snapshot is None:
         snapshot = timedelta(seconds=10)
-    process_id: int | None
-    addresses: list[str] | None
+    process_id: int | None = None
+    addresses: list[str] | None = None
+    workers = int(args.workers_per_process or 1)
     if testing:
-        # Bytewax starts the processes itself, on ports 2101...; fs-compat runs one.
-        process_id, addresses = 0, [f"localhost:{2101 + i}" for i in range(int(args.processes or 1))]
+        # Bytewax starts the processes itself, each with its workers, as one cluster: here, that
+        # many workers of this process.
+        processes = 1 if args.processes is None else int(args.processes)
+        if processes < 1:
+            parser.error(f"the processes option must be at least 1; got {processes}")
+        workers *= processes
     else:
         if args.process_id is not None and args.addresses is None:
             parser.error("the addresses option is required if a process_id is passed")
@@ -229,7 +238,7 @@ def main(argv: Sequence[str] | None = None, *, testing: bool = False) -> None:
     flow = _locate_dataflow(module_name, expr)
     cli_main(
         flow,
-        workers_per_process=int(args.workers_per_process or 1),
+        workers_per_process=workers,
         process_id=process_id,
         addresses=addresses,
         epoch_interval=snapshot,

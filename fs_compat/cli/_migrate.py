@@ -20,8 +20,9 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -491,6 +492,43 @@ def _rename(dotted: str) -> str | None:
     return None
 
 
+#: ``-m bytewax.run`` in a command line written as one string: the module after ``-m``.
+_DASH_M = re.compile(r"(?<![\w-])(-m\s+)((?:bytewax|pyflink)(?:\.\w+)*)(?!\w)")
+
+
+def _runnable(module: str) -> str | None:
+    """The ported name of ``module``, a framework module a command runs (``-m``), when fs_compat
+    has it; else None (the command is left as it is)."""
+    new = _rename(module)
+    return new if new is not None and _missing_part(new) is None else None
+
+
+def _port_dash_m(text: str) -> str:
+    """``text`` with each framework module after ``-m`` that fs_compat has ported."""
+    return _DASH_M.sub(lambda m: m.group(1) + (_runnable(m.group(2)) or m.group(2)), text)
+
+
+def _module_string(node: cst.BaseExpression, new: str) -> cst.SimpleString:
+    """``node`` (a string literal) spelling ``new`` instead, in its own quotes and prefix."""
+    assert isinstance(node, cst.SimpleString)
+    return node.with_changes(value=node.prefix + node.quote + new + node.quote)
+
+
+def _after_dash_m(values: list[cst.BaseExpression]) -> dict[int, str]:
+    """In a command's arguments (``[sys.executable, "-m", "bytewax.run", ...]``), the index and
+    ported name of each framework module named right after ``"-m"``."""
+    found: dict[int, str] = {}
+    for i in range(1, len(values)):
+        flag, module = values[i - 1], values[i]
+        if not (isinstance(flag, cst.SimpleString) and isinstance(module, cst.SimpleString)):
+            continue
+        text = module.evaluated_value
+        new = _runnable(text) if flag.evaluated_value == "-m" and isinstance(text, str) else None
+        if new is not None:
+            found[i] = new
+    return found
+
+
 class _Rewriter(cst.CSTTransformer):
     def __init__(self, roots: frozenset[str]) -> None:
         super().__init__()
@@ -531,6 +569,32 @@ class _Rewriter(cst.CSTTransformer):
         quote = first.value.quote
         literal = first.value.with_changes(value=first.value.prefix + quote + new + quote)
         return updated_node.with_changes(args=[first.with_changes(value=literal), *updated_node.args[1:]])
+
+    def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.List:  # noqa: N802 - libcst's name
+        """``[sys.executable, "-m", "bytewax.run", ...]``: the module a command runs is ported."""
+        return updated_node.with_changes(elements=self._commands(updated_node.elements))
+
+    def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.Tuple:  # noqa: N802 - libcst's name
+        return updated_node.with_changes(elements=self._commands(updated_node.elements))
+
+    @staticmethod
+    def _commands(elements: Sequence[cst.BaseElement]) -> list[cst.BaseElement]:
+        found = _after_dash_m([e.value for e in elements])
+        return [
+            e.with_changes(value=_module_string(e.value, found[i])) if i in found else e
+            for i, e in enumerate(elements)
+        ]
+
+    def leave_SimpleString(  # noqa: N802 - libcst's name
+        self, original_node: cst.SimpleString, updated_node: cst.SimpleString
+    ) -> cst.SimpleString:
+        """``"python -m bytewax.run flow:flow"``: a command line in one string runs the ported module."""
+        return updated_node.with_changes(value=_port_dash_m(updated_node.value))
+
+    def leave_FormattedStringText(  # noqa: N802 - libcst's name
+        self, original_node: cst.FormattedStringText, updated_node: cst.FormattedStringText
+    ) -> cst.FormattedStringText:
+        return updated_node.with_changes(value=_port_dash_m(updated_node.value))
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:  # noqa: N802 - libcst's name
         value = updated_node.value

@@ -118,14 +118,29 @@ def test_python_dash_m(flows: Path) -> None:
     assert (done.returncode, done.stdout) == (0, "-a\n-b\n"), done.stderr
 
 
-def test_python_dash_m_testing_runs_one_process(flows: Path) -> None:
+def test_python_dash_m_testing_runs_its_processes_as_workers_of_one(flows: Path) -> None:
     def testing(*args: str) -> subprocess.CompletedProcess[str]:
         return _python_m("fs_compat.bytewax.testing", str(flows), *args)
 
     done = testing("-w", "2", "-p", "1")
     assert (done.returncode, done.stdout) == (0, ">a\n>b\n"), done.stderr
-    done = testing("-p", "2")
-    assert done.returncode != 0 and "NotImplementedError" in done.stderr
+    # Bytewax starts 2 processes of 2 workers, one cluster that reads the input once.
+    done = testing("-p", "2", "-w", "2")
+    assert (done.returncode, done.stdout) == (0, ">a\n>b\n"), done.stderr
+    done = testing("-p", "0")
+    assert done.returncode == 2 and "the processes option must be at least 1; got 0" in done.stderr
+
+
+def test_the_processes_of_python_dash_m_testing_are_workers(
+    flows: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fs_compat.bytewax import run
+
+    seen: list[int] = []
+    monkeypatch.setattr(run, "cli_main", lambda flow, **options: seen.append(options["workers_per_process"]))
+    run.main([str(flows), "-p", "3", "-w", "2"], testing=True)
+    run.main([str(flows), "-w", "2"], testing=True)
+    assert seen == [6, 2]
 
 
 PRINTING_FLOW = """

@@ -389,3 +389,25 @@ def test_mock_patch_targets_are_ported_like_imports() -> None:
     assert 'unittest.mock.patch("fs_compat.bytewax.testing.run_main")' in code
     assert "patch('os.getcwd')" in code
     assert "print('pyflink.common')" in code  # only patch targets name a module
+
+
+def test_the_module_a_command_runs_with_dash_m_is_ported() -> None:
+    source = (
+        "import subprocess, sys\n"
+        "subprocess.run([sys.executable, '-m', 'bytewax.run', 'flow:flow', '-w', '2'])\n"
+        'args = (sys.executable, "-m", "bytewax.testing", "flows.py", "-m", "other.module")\n'
+        "os.system('python -m bytewax.visualize flows.py')\n"
+        "os.system(f'{sys.executable} -m bytewax.run {path}')\n"
+        # Left alone: not after -m, not a framework module, not one fs_compat has.
+        "names = ['bytewax.run', '--m bytewax.run', '-m bytewaxy', '-m pyflink.no_such_module']\n"
+    )
+    ported = migrate_source(source).code
+    assert ported.splitlines() == [
+        "import subprocess, sys",
+        "subprocess.run([sys.executable, '-m', 'fs_compat.bytewax.run', 'flow:flow', '-w', '2'])",
+        'args = (sys.executable, "-m", "fs_compat.bytewax.testing", "flows.py", "-m", "other.module")',
+        "os.system('python -m fs_compat.bytewax.visualize flows.py')",
+        "os.system(f'{sys.executable} -m fs_compat.bytewax.run {path}')",
+        "names = ['bytewax.run', '--m bytewax.run', '-m bytewaxy', '-m pyflink.no_such_module']",
+    ]
+    assert migrate_source(ported).code == ported  # idempotent
