@@ -591,6 +591,12 @@ class _Rewriter(cst.CSTTransformer):
         """``"python -m bytewax.run flow:flow"``: a command line in one string runs the ported module."""
         return updated_node.with_changes(value=_port_dash_m(updated_node.value))
 
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr:  # noqa: N802 - libcst's name
+        """A string that is a statement (a docstring) is text about the code: left as it is."""
+        if isinstance(original_node.value, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+            return updated_node.with_changes(value=original_node.value)
+        return updated_node
+
     def leave_FormattedStringText(  # noqa: N802 - libcst's name
         self, original_node: cst.FormattedStringText, updated_node: cst.FormattedStringText
     ) -> cst.FormattedStringText:

@@ -393,6 +393,7 @@ def test_mock_patch_targets_are_ported_like_imports() -> None:
 
 def test_the_module_a_command_runs_with_dash_m_is_ported() -> None:
     source = (
+        '"""Run as ``python -m bytewax.run flows.py``."""\n'  # a docstring: text, left alone
         "import subprocess, sys\n"
         "subprocess.run([sys.executable, '-m', 'bytewax.run', 'flow:flow', '-w', '2'])\n"
         'args = (sys.executable, "-m", "bytewax.testing", "flows.py", "-m", "other.module")\n'
@@ -403,6 +404,7 @@ def test_the_module_a_command_runs_with_dash_m_is_ported() -> None:
     )
     ported = migrate_source(source).code
     assert ported.splitlines() == [
+        '"""Run as ``python -m bytewax.run flows.py``."""',
         "import subprocess, sys",
         "subprocess.run([sys.executable, '-m', 'fs_compat.bytewax.run', 'flow:flow', '-w', '2'])",
         'args = (sys.executable, "-m", "fs_compat.bytewax.testing", "flows.py", "-m", "other.module")',
