@@ -260,6 +260,12 @@ class DataStream(Generic[T]):
         #: ``partition_custom``'s routing of this stream's values to the next step's instances.
         self._partitioner: _CustomPartition | None = None
 
+    @property
+    def _j_data_stream(self) -> JavaObjectStandIn:
+        """PyFlink's handle on the JVM's DataStream: Java methods on it (``map`` with a Java
+        function, ``getTransformation``) raise ``NotImplementedError`` naming the JVM."""
+        return JavaObjectStandIn("DataStream")
+
     # Plumbing.
     def _edge(self) -> Edge:
         return Edge(self._node, side_tag=self._side_tag, partitioner=self._partitioner)

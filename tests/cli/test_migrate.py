@@ -255,12 +255,14 @@ def test_calls_that_need_the_jvm_are_findings() -> None:
         "jvm = get_gateway().jvm\n"
         "gateway.launch_gateway()\n"
         "graph = env._j_stream_execution_environment.getStreamGraph(True)\n"
+        "ds._j_data_stream.getTransformation()\n"
     )
     findings = migrate_source(source, "test_jvm.py").findings
     assert [(f.line, f.name) for f in findings] == [
         (6, "pyflink.java_gateway.get_gateway"),
         (7, "pyflink.java_gateway.launch_gateway"),
         (8, "_j_stream_execution_environment.getStreamGraph"),
+        (9, "_j_data_stream.getTransformation"),
     ]
     assert all(f.advice.startswith("fs-compat runs without a JVM") for f in findings)
     # What the findings say holds: each of these calls raises, naming the JVM.
@@ -271,6 +273,7 @@ def test_calls_that_need_the_jvm_are_findings() -> None:
         get_gateway,
         launch_gateway,
         lambda: env._j_stream_execution_environment.getStreamGraph(True),
+        lambda: env.from_collection([1])._j_data_stream.getTransformation(),
     ):
         with pytest.raises(NotImplementedError, match="without a JVM"):
             call()
