@@ -566,8 +566,7 @@ class _Rewriter(cst.CSTTransformer):
         new = _rename(text) if isinstance(text, str) else None
         if new is None:
             return updated_node
-        quote = first.value.quote
-        literal = first.value.with_changes(value=first.value.prefix + quote + new + quote)
+        literal = _module_string(first.value, new)
         return updated_node.with_changes(args=[first.with_changes(value=literal), *updated_node.args[1:]])
 
     def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.List:  # noqa: N802 - libcst's name
