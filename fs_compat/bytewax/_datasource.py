@@ -43,7 +43,7 @@ from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 from fs_compat.runtime import unpicklable_message
 
 from ._clocks import system_utc
-from ._ops import KeyRoute
+from ._ops import key_route
 from ._parts import call
 from .errors import BytewaxRuntimeError
 from .inputs import AbortExecution, DynamicSource, FixedPartitionedSource
@@ -477,7 +477,7 @@ def _write_task(
     if not isinstance(sink, FixedPartitionedSink):
         raise TypeError("sink must subclass `fs_compat.bytewax.outputs.Sink`")
     names = sorted(call(sink.list_parts, "`FixedPartitionedSink.list_parts`", step_id, through=_THROUGH))
-    route = KeyRoute(step_id)
+    route = key_route(step_id)
     routed: dict[int, list[Any]] = {}
     for item in items:
         routed.setdefault(sink.part_fn(route(item)) % len(names), []).append(item[1])
@@ -592,7 +592,7 @@ class _PartIndex:
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        route = KeyRoute(self.step_id)
+        route = key_route(self.step_id)
         for batch in batches:
             values = batch.column(0).to_pylist()
             parts = [self.sink.part_fn(route(pickle.loads(v))) % self.n_parts for v in values]

@@ -10,7 +10,7 @@ from typing import Any
 
 from fs_compat.runtime import Node, OperatorNode, SinkNode, SourceNode
 
-from ._ops import InspectDebugOperator, KeyRoute, user_error
+from ._ops import InspectDebugOperator, key_route, user_error
 from .errors import BytewaxRuntimeError
 from .inputs import AbortExecution, DynamicSource, FixedPartitionedSource
 from .outputs import DynamicSink, FixedPartitionedSink
@@ -104,7 +104,7 @@ def write(
     a partition's values in one ``write_batch``."""
     if isinstance(sink, FixedPartitionedSink):
         routed: dict[int, list[Any]] = {}
-        route = KeyRoute(step_id)
+        route = key_route(step_id)
         for item in batch:
             routed.setdefault(sink.part_fn(route(item)) % len(parts), []).append(item[1])
         for index, values in sorted(routed.items()):

@@ -67,13 +67,31 @@ class KeyEncoder:
         kb = self.encode(key)
         return kb, self.key_group(kb)
 
+    def remembered(self) -> Callable[[Any], tuple[bytes, int] | None]:
+        """``locate``'s memo as a lookup, for a caller's per-record loop (it saves a call per
+        record, ~75 ns): ``remembered()(key)`` is ``locate(key)`` for an ``int`` or ``str`` key
+        located before, else None. Only for keys of exactly those types (the caller checks):
+        ``True`` and ``1.0`` equal ``1`` but encode apart.
+
+        >>> encoder = KeyEncoder()
+        >>> located = encoder.locate("a")
+        >>> encoder.remembered()("a") == located, encoder.remembered()(1.5)
+        (True, None)
+        """
+        return self._memo.get
+
     def key_groups(self, keys: Sequence[Any]) -> list[int] | None:
         """The key group of each of ``keys`` (``locate``'s), or None when one of them is None or
         cannot be used as a key (the caller then reports it, naming the record)."""
-        locate = self.locate
+        locate, remembered = self.locate, self._memo.get
         groups: list[int] = []
         add = groups.append
         for key in keys:
+            kind = key.__class__  # ``locate``, its memo inlined for int and str keys
+            found = remembered(key) if kind is int or kind is str else None
+            if found is not None:
+                add(found[1])
+                continue
             if key is None:
                 return None
             try:

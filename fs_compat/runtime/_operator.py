@@ -164,6 +164,12 @@ class Operator(abc.ABC):
     #: call for outputs already of class ``shape``).
     one_to_one_check: tuple[type | None, Callable[[Any], Any]] | None = None
 
+    #: With ``one_to_one``: what a failure of it is reported as, when not the exception itself
+    #: (a front end's own error, e.g. Bytewax's ``BytewaxRuntimeError`` naming the step): the
+    #: runtime calls it with the exception and makes what it returns the StepError's cause. So
+    #: the function needs no wrapper of its own, which would cost a call per record.
+    one_to_one_error: Callable[[Exception], Exception] | None = None
+
     #: True when ``on_checkpoint`` does nothing unless this instance handled an element or a timer
     #: since the previous checkpoint (it saves only what was touched since then), so an engine may
     #: skip a checkpoint-only call that brings no records and no due timers. An operator that

@@ -44,10 +44,10 @@ from .._ops import BranchOperator as _BranchOperator
 from .._ops import FlatMapBatchOperator as _FlatMapBatchOperator
 from .._ops import InspectDebugOperator as _InspectDebugOperator
 from .._ops import ItemMapper as _ItemMapper
-from .._ops import KeyRoute as _KeyRoute
 from .._ops import PassThroughOperator as _PassThroughOperator
 from .._ops import PerItem as _PerItem
 from .._ops import StatefulBatchOperator as _StatefulBatchOperator
+from .._ops import key_route as _key_route
 from .._ops import mark as _mark
 from .._ops import marked as _marked
 from ..dataflow import Dataflow as _Dataflow
@@ -312,7 +312,7 @@ def stateful_batch(
     ``builder(None)`` for a new key or ``builder(resume_state)`` on resume."""
     factory = functools.partial(_StatefulBatchOperator, step_id, builder, StatefulBatchLogic)
     node = _OperatorNode(
-        step_id, [up._edge(key_selector=_KeyRoute(step_id))], operator_factory=factory, keyed=True
+        step_id, [up._edge(key_selector=_key_route(step_id))], operator_factory=factory, keyed=True
     )
     return _down(up, up._flow._plan.add(node))
 
