@@ -62,7 +62,7 @@ from fs_compat.runtime import (
 
 from ._bar import watching
 from ._chain import Prechain, chained, prechained
-from ._convert import OutputColumns, RowReader, dumps
+from ._convert import OutputColumns, RowReader, dumps_all
 from ._counters import counting, observed, step_tally
 from ._errors import user_error
 from ._events import (
@@ -114,7 +114,7 @@ class _Frame:
                 n = batch.num_rows
                 seqs = source.seqs(row, n)
                 row += n
-                blobs = [dumps(r) for r in source.reader.make_rows(cols)]
+                blobs = dumps_all(source.reader.make_rows(cols))
                 nulls = pa.nulls(n, pa.int64())
                 yield pa.RecordBatch.from_arrays(
                     [

@@ -31,6 +31,8 @@ from fs_compat.common import (
 )
 from fs_compat.common.internal import create_row, make_rows
 
+_pickle_dumps = pickle.dumps
+
 
 def dumps(value: Any) -> bytes:
     """Values cross process boundaries pickled; cloudpickle only where pickle cannot (a class
@@ -39,6 +41,14 @@ def dumps(value: Any) -> bytes:
         return pickle.dumps(value, protocol=5)
     except Exception:
         return cloudpickle.dumps(value, protocol=5)  # type: ignore[no-any-return]
+
+
+def dumps_all(values: Sequence[Any]) -> list[bytes]:
+    """``dumps`` of each of ``values``, without a call per value when pickle can take them all."""
+    try:
+        return [_pickle_dumps(v, 5) for v in values]
+    except Exception:  # one of them needs cloudpickle
+        return [dumps(v) for v in values]
 
 
 #: The milliseconds since the epoch of a Spark timestamp value (naive values are UTC).

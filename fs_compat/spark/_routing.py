@@ -28,7 +28,7 @@ from fs_compat.runtime import (
 )
 
 from ._chain import Prechain
-from ._convert import RowReader, dumps
+from ._convert import RowReader, dumps_all
 from ._events import (
     COLUMNAR,
     FIELDS,
@@ -182,7 +182,7 @@ class RoutePass:
         schema = to_arrow_schema(schema_with_routing(fields, columnar), timezone="UTC")
         types = [f.type for f in schema][len(COLUMNAR) : len(COLUMNAR) + len(source.fields)]
         first = first_row()
-        steps = self.before.open(1) if self.before is not None else None
+        steps = self.before.open(1, stamped=source.timed) if self.before is not None else None
         # The key as a column: the records cross the shuffle as columns and the selector returns
         # one field as it is. Checked against the selector on each batch's first record.
         field = None
@@ -233,7 +233,7 @@ class RoutePass:
                 yield pa.RecordBatch.from_arrays([ts, seq, *arrays, *routing[1:]], schema=schema)
                 continue
             assert values is not None
-            blobs = pa.array(_taken([dumps(v) for v in values], rows), pa.binary())
+            blobs = pa.array(_taken(dumps_all(values), rows), pa.binary())
             meta = [
                 pa.nulls(m, pa.string()),
                 blobs,
