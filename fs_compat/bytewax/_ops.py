@@ -113,10 +113,8 @@ class FlatMapBatchOperator(Operator):
             except TypeError as exc:
                 raise TypeError(f"mapper must return an iterable; got a `{type_name(out)}` instead") from exc
             return list(it)
-        except BytewaxRuntimeError:
-            raise
         except Exception as exc:
-            raise self._failed(exc) from exc
+            raise self._map_error(exc)  # noqa: B904 - it sets the cause
 
     def process(self, value: Any, runtime: OperatorRuntime) -> Iterable[Any]:
         if self._each is None:
@@ -125,10 +123,8 @@ class FlatMapBatchOperator(Operator):
             return (self._one(value),)
         try:  # ``process_batch`` of one item, as ``list(chain.from_iterable(...))`` would fail
             return list(self._each(value))
-        except BytewaxRuntimeError:
-            raise
         except Exception as exc:
-            raise self._failed(exc) from exc
+            raise self._map_error(exc)  # noqa: B904 - it sets the cause
 
     def _one(self, value: Any) -> Any:
         """``process_batch([value])[0]`` of a one-to-one mapper."""
@@ -143,7 +139,8 @@ class FlatMapBatchOperator(Operator):
         return user_error(f"error calling `mapper` in step {self.step_id}", exc)
 
     def _map_error(self, exc: Exception) -> Exception:
-        """``one_to_one_error``: what ``_one`` raises when the mapper raised ``exc``."""
+        """What the step raises when the mapper raised ``exc`` (``raise``: it sets the cause):
+        a BytewaxRuntimeError as it is, anything else ``_failed``; ``one_to_one_error`` too."""
         if isinstance(exc, BytewaxRuntimeError):
             return exc
         error = self._failed(exc)

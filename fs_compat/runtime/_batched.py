@@ -27,7 +27,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from ._local import LocalConfig, LocalRunner, StepError, _Task
+from ._local import LocalConfig, LocalRunner, _Task
 from ._operator import Operator, OperatorRuntime, SideOutput, overrides
 from ._plan import Node, SinkNode, upstream_of
 
@@ -193,10 +193,8 @@ class BatchedRunner:
             values = batch
         try:
             outs = hook(values, rt)
-        except StepError:
-            raise
         except Exception as exc:
-            raise step.task.step_error(exc) from exc
+            raise step.task.step_error(exc)  # noqa: B904 - it sets the cause
         self.emit(step, outs)
 
     def _groups(self, step: _Step, index: int, batch: list[Any]) -> list[tuple[Any, list[Any]]]:
@@ -249,10 +247,8 @@ class BatchedRunner:
         for step, op, rt in self._active:
             try:
                 outs = op.on_activation(rt)
-            except StepError:
-                raise
             except Exception as exc:
-                raise step.task.step_error(exc, "on_activation") from exc
+                raise step.task.step_error(exc, "on_activation")  # noqa: B904 - it sets the cause
             self.emit(step, outs)
         self._drain()
 
@@ -270,10 +266,8 @@ class BatchedRunner:
         for inst in step.task.instances:
             try:
                 outs = inst.op.end_input(inst.rt)
-            except StepError:
-                raise
             except Exception as exc:
-                raise step.task.step_error(exc, "end_input") from exc
+                raise step.task.step_error(exc, "end_input")  # noqa: B904 - it sets the cause
             self.emit(step, outs)
         self._drain()  # what the step emitted reaches its consumers before their inputs end
         for _tag, down, down_index in step.down:
@@ -285,10 +279,8 @@ class BatchedRunner:
             for inst in step.task.instances:
                 try:
                     inst.op.close()
-                except StepError:
-                    raise
                 except Exception as exc:
-                    raise step.task.step_error(exc, "close") from exc
+                    raise step.task.step_error(exc, "close")  # noqa: B904 - it sets the cause
 
 
 def end_order(nodes: Sequence[Node]) -> list[Node]:

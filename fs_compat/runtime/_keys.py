@@ -83,7 +83,7 @@ class KeyEncoder:
     def key_groups(self, keys: Sequence[Any]) -> list[int] | None:
         """The key group of each of ``keys`` (``locate``'s), or None when one of them is None or
         cannot be used as a key (the caller then reports it, naming the record)."""
-        locate, remembered = self.locate, self._memo.get
+        locate, remembered = self.locate, self.remembered()
         groups: list[int] = []
         add = groups.append
         for key in keys:

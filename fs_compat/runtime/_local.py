@@ -514,7 +514,7 @@ class _Task:
         output goes straight to the one sink (counted) or to the one downstream task's
         ``sender``, without a tuple. ``_deliver`` (every record ``push`` takes), ``push_many``
         and ``sender`` (an upstream task calling this step directly) all run it."""
-        rt, process, one, where = inst.rt, inst.process, inst.one_to_one, self._where
+        rt, process, one, failed = inst.rt, inst.process, inst.one_to_one, self._function_failed
         if one is None:
             emit = self._emit
 
@@ -524,10 +524,8 @@ class _Task:
                 rt.time_domain = None
                 try:
                     outs = process(value, rt)
-                except StepError:
-                    raise
                 except Exception as exc:
-                    raise StepError(where(exc, key, value, "function")) from exc
+                    raise failed(exc, key, value)  # noqa: B904 - it sets the cause
                 emit(inst, outs, ts, key, value)
 
             return run
@@ -539,7 +537,7 @@ class _Task:
             to_main = sender(down_index) if sender is not None else functools.partial(down.push, down_index)
 
         shape, conform = inst.op.one_to_one_check or (None, None)
-        failed = functools.partial(self._map_failed, inst.op.one_to_one_error)
+        translate = inst.op.one_to_one_error
 
         def run_map(value: Any, ts: int | None, key: Any = None) -> None:
             rt.timestamp = ts
@@ -548,16 +546,14 @@ class _Task:
                 if conform is not None and out.__class__ is not shape:
                     out = conform(out)
             except Exception as exc:
-                raise failed(exc, key, value)  # noqa: B904 - it sets the cause
+                raise failed(exc, key, value, translate=translate)  # noqa: B904 - it sets the cause
             try:
                 if sink is None:
                     to_main(out, ts)
                     return
                 sink(out)
-            except StepError:
-                raise
             except Exception as exc:
-                raise StepError(where(exc, key, value)) from exc
+                raise failed(exc, key, value)  # noqa: B904 - it sets the cause
             if counter is not None:
                 counter[0] += 1
 
@@ -608,7 +604,7 @@ class _Task:
         one, sink, counter, sent = inst.one_to_one, inst.sink, self._counter, 0
         direct = one is not None and sink is not None
         shape, conform = inst.op.one_to_one_check or (None, None)
-        rt, where, one_error = inst.rt, self._where, inst.op.one_to_one_error
+        rt, failed, one_error = inst.rt, self._function_failed, inst.op.one_to_one_error
         known = itertools.repeat(None) if keys is None else keys
         for value, ts, key in zip(values, stamps, known):  # noqa: B905
             if selector is not None:  # ``route_key``, inlined (a call per record costs ~3% of W1)
@@ -638,31 +634,35 @@ class _Task:
                     if conform is not None and out.__class__ is not shape:
                         out = conform(out)
                 except Exception as exc:
-                    raise self._map_failed(one_error, exc, key, value)  # noqa: B904 - it sets the cause
+                    raise failed(exc, key, value, translate=one_error)  # noqa: B904 - it sets the cause
                 try:
                     sink(out)  # type: ignore[misc]
-                except StepError:
-                    raise
                 except Exception as exc:
-                    raise StepError(where(exc, key, value)) from exc
+                    raise failed(exc, key, value)  # noqa: B904 - it sets the cause
                 sent += 1
             if pending:
                 self._fire_processing_timers(inst)
         if counter is not None:
             counter[0] += sent
 
-    def _map_failed(
-        self, translate: Callable[[Exception], Exception] | None, exc: Exception, key: Any, record: Any
+    def _function_failed(
+        self,
+        exc: Exception,
+        key: Any,
+        record: Any,
+        what: str = "function",
+        translate: Callable[[Exception], Exception] | None = None,
     ) -> StepError:
-        """What a failure ``exc`` of a one-to-one function (``Operator.one_to_one``) on ``record``
-        raises: a StepError naming the step, the key and the record, caused by ``exc`` or, with
-        ``translate`` (the operator's ``one_to_one_error``), by what that makes of it; a
+        """What a failure ``exc`` of a user function (``what``) or of the steps downstream, on
+        ``record`` with ``key``, raises (``raise failed(...)``: it sets the cause): a StepError
+        naming the step, the key and the record, caused by ``exc`` or, with ``translate`` (a
+        one-to-one function's ``Operator.one_to_one_error``), by what that makes of it; a
         StepError from a step downstream as it is."""
         if translate is not None:
             exc = translate(exc)
         elif isinstance(exc, StepError):
             return exc
-        error = StepError(self._where(exc, key, record, "function"))
+        error = StepError(self._where(exc, key, record, what))
         error.__cause__ = exc
         return error
 
@@ -695,10 +695,8 @@ class _Task:
                     sent += 1
                 else:
                     self._to_main(inst.main, out, ts)
-        except StepError:
-            raise
         except Exception as exc:
-            raise StepError(self._where(exc, key, record)) from exc
+            raise self._function_failed(exc, key, record)  # noqa: B904 - it sets the cause
         counter = self._counter
         if counter is not None:
             counter[0] += sent
@@ -739,10 +737,8 @@ class _Task:
         """Call a user function; its failure becomes a StepError naming step, key and record."""
         try:
             return fn(*args)
-        except StepError:
-            raise
         except Exception as exc:
-            raise StepError(self._where(exc, key, record, what)) from exc
+            raise self._function_failed(exc, key, record, what)  # noqa: B904 - it sets the cause
 
     # Timestamps and watermarks.
     def _assign(self, value: Any, ts: int | None) -> None:
@@ -895,8 +891,9 @@ class _Task:
 
     # For other schedules over these tasks (``_batched``).
     def step_error(self, exc: Exception, what: str = "function") -> StepError:
-        """The StepError for ``exc``, raised by this step's ``what`` (no key or record known)."""
-        return StepError(self._where(exc, None, None, what))
+        """``_function_failed`` with no key or record known: the StepError for ``exc``, raised by
+        this step's ``what`` (a StepError from downstream as it is; ``raise``: it sets the cause)."""
+        return self._function_failed(exc, None, None, what)
 
 
 def _record_time(record: tuple[int, Any, int | None]) -> int:

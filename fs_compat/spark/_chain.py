@@ -18,7 +18,7 @@ from typing import Any
 
 from fs_compat.runtime import LocalConfig, Node, OperatorNode, SubtaskRunner, TimestampNode
 
-from ._convert import dumps
+from ._convert import dumps_events
 from ._counters import StepTally
 from ._events import FIELDS, ORIGIN_SHIFT, POSITIONS, arrow_schema, parallelism
 
@@ -169,9 +169,7 @@ class PrechainTask:
             seqs = [o << ORIGIN_SHIFT | (k & POSITIONS) for o, k in zip(origins, seqs, strict=True)]
         arrays = [
             pa.nulls(n, pa.string()),
-            pa.array(
-                [None if w is not None else dumps(v) for v, w in zip(values, marks, strict=True)], pa.binary()
-            ),
+            pa.array(dumps_events(values, marks), pa.binary()),
             pa.array(stamps, pa.int64()),
             pa.array(marks, pa.int64()),
             pa.array(chs, pa.int32()),

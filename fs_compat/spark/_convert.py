@@ -51,6 +51,15 @@ def dumps_all(values: Sequence[Any]) -> list[bytes]:
         return [dumps(v) for v in values]
 
 
+def dumps_events(values: Sequence[Any], marks: Sequence[int | None]) -> list[bytes | None]:
+    """``dumps_all`` of the events whose mark is None (a record's value), None for each of
+    the others (a watermark's)."""
+    try:
+        return [None if w is not None else _pickle_dumps(v, 5) for v, w in zip(values, marks, strict=True)]
+    except Exception:  # one of them needs cloudpickle
+        return [None if w is not None else dumps(v) for v, w in zip(values, marks, strict=True)]
+
+
 #: The milliseconds since the epoch of a Spark timestamp value (naive values are UTC).
 def epoch_ms(value: datetime.datetime) -> int:
     if value.tzinfo is None:

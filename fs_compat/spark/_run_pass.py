@@ -16,13 +16,11 @@ from typing import Any, Protocol
 
 from fs_compat.runtime import LocalConfig, Node, Output, StepError, SubtaskRunner
 
-from ._convert import OutputColumns, dumps
+from ._convert import OutputColumns, dumps_events
 from ._counters import StepTally, TaskTally
 from ._events import BATCH_ROWS, END_ORIGIN, FIELDS, ORIGIN_SHIFT, POSITIONS, FrameSource, arrow_schema
 from ._routing import batch_keys, check_routed_key, key_values
 from ._worker import worker_pass
-
-_pickle_dumps = pickle.dumps
 
 
 class _Writer(Protocol):
@@ -64,12 +62,7 @@ class EventWriter:
         if not outs:
             return
         tags, values, stamps, marks = zip(*outs, strict=True)
-        try:
-            blobs = [
-                None if w is not None else _pickle_dumps(v, 5) for v, w in zip(values, marks, strict=True)
-            ]
-        except Exception:  # a value only cloudpickle can pickle
-            blobs = [None if w is not None else dumps(v) for v, w in zip(values, marks, strict=True)]
+        blobs = dumps_events(values, marks)
         m, seq = len(outs), self.next_seq
         self.tag.extend(tags)
         self.v.extend(blobs)
