@@ -127,10 +127,11 @@ def watch(
     returns ``observe(df, point, kind)``, which adds the observation of point ``point`` (0:
     after the first pass; ``i``: after stage ``i``, ``StreamShape.stages``: usually one keyed
     step) to ``df`` and returns it. ``kind``: ``"events"`` (rows of ``_PRE_FIELDS``: records
-    have ``v``; at point 0 also each of the ``channels``' largest marker ``ts``, its
-    watermark; after a stage, its calls' markers, ``kg`` below 0, carry the metrics its steps
-    added in their ``v``), ``"rows"`` (every row is a record) or the name of the column whose
-    non-null rows carry the metrics instead of records (they are dropped after it)."""
+    have ``v``, a chunk ``n`` of them; at point 0 also each of the ``channels``' largest marker
+    ``ts``, its watermark; after a stage, its calls' markers, ``kg`` below 0, carry the metrics
+    its steps added in their ``v``), ``"rows"`` (every row is a record) or the name of the
+    column whose non-null rows carry the metrics instead of records (they are dropped after
+    it)."""
     plan = Watched(
         uuid.uuid4().hex[:12], " > ".join(before) or None, tuple(stages), delay, tuple(names), channels
     )
@@ -146,7 +147,9 @@ def watch(
             return frame.observe(name, F.count(F.lit(1)).alias("n"))
         if kind == "events":
             marker = F.col("kg") < 0
-            aggs = [F.count(F.when(~marker, F.col("v"))).alias("n")]
+            # A record's row counts one, a chunk's its records (``n``).
+            records = F.when(~marker & F.col("v").isNotNull(), F.coalesce(F.col("n"), F.lit(1)))
+            aggs = [F.coalesce(F.sum(records), F.lit(0)).alias("n")]
             if point == 0:  # each channel's watermark: its markers (no value) carry it
                 mark = F.col("v").isNull()
                 aggs += [

@@ -143,7 +143,7 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
-from ._convert import OutputColumns, RowReader, dumps
+from ._convert import OutputColumns, RowReader, dumps, dumps_all
 from ._events import watermark_column
 from ._progress import METRICS_COLUMN, metric_changes, runner_metrics, watch
 from ._routing import key_columns, selects_field, split_keys
@@ -185,7 +185,11 @@ def end_of_run(run: int) -> int:
 
 #: The pre-pass's rows: key group, order, pickled value, timestamp, and the record's key when it
 #: is an ``int`` (``ki``) or a ``str`` (``ks``), so the key-group pass need not run the key
-#: selector, and the channel of the keyed step it arrives on (``Feed.ch``).
+#: selector, and the channel of the keyed step it arrives on (``Feed.ch``). A row with ``n`` set
+#: is a *chunk*: ``n`` records of one key group, in order, from one batch of a source's pass
+#: (``_chunks``): ``seq`` is its first record's, ``v`` the pickled records' places after the first
+#: (their ``seq`` minus its), values, timestamps and keys (known ones: ``ki``'s and ``ks``'s);
+#: ``ts``, ``ki`` and ``ks`` null.
 _PRE_FIELDS = (
     ("kg", "int"),
     ("seq", "long"),
@@ -194,6 +198,7 @@ _PRE_FIELDS = (
     ("ki", "long"),
     ("ks", "string"),
     ("ch", "int"),
+    ("n", "int"),
 )
 
 
@@ -825,6 +830,7 @@ def _marker_columns(groups: Sequence[int], wm: int | None, ch: int) -> dict[str,
         "ki": [0] * n_groups,  # not a key: keeps the column's type int where keys are ints
         "ks": [None] * n_groups,
         "ch": [ch] * n_groups,
+        "n": [None] * n_groups,
     }
 
 
@@ -1023,12 +1029,13 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
                     )
                 elif spread is not None:
                     kgs, keys = spread(make_rows(names, zip(*cols, strict=True))), [None] * n
-                vs = _dumps_all(list(zip(*cols, strict=True)))
+                items: list[Any] = list(zip(*cols, strict=True))
             else:
-                vs, stamps = [], []
+                items, stamps = [], []
                 tuples, source_stamps = reader.tuples(batch)
                 for values, ts in zip(tuples, source_stamps, strict=True):
-                    # Each record's outputs are keyed and pickled before the next record runs.
+                    # Each record's outputs are keyed before the next record runs (and pickled
+                    # with the batch's, as the batch target's route pass does).
                     outs = chain.records(create_row(names, values), ts)
                     records = [record for record, _ in outs]
                     if key_selector is not None:
@@ -1038,9 +1045,9 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
                     elif spread is not None:
                         kgs += spread(records)
                         keys += [None] * len(records)
-                    vs += _dumps_all(records)
+                    items += records
                     stamps += [rts for _, rts in outs]
-                n = len(vs)
+                n = len(items)
                 if not chain.stamped:  # the source's timestamps make the watermark: all of them
                     stamps_seen = source_stamps
             if chain is not None and chain.stamped:
@@ -1049,12 +1056,18 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
                 top = max((t for t in stamps_seen if t is not None), default=None)
             if top is not None and (max_ts is None or top > max_ts):
                 max_ts = top
-            seqs: Any = range(seq, seq + n)
-            seq += n
+            first, seq = seq, seq + n
+            counts: list[int | None]
             if broadcast:
-                seqs, vs, stamps, kgs, keys = _to_every_group(targets, seqs, vs, stamps)
-            elif offset:
-                kgs = [offset + g for g in kgs]
+                seqs, vs, stamps, kgs, keys = _to_every_group(
+                    targets, range(first, seq), dumps_all(items), stamps
+                )
+                counts = [None] * len(vs)
+            else:
+                if offset:
+                    kgs = [offset + g for g in kgs]
+                kgs, seqs, vs, counts = _chunks(kgs, first, items, stamps, keys)
+                stamps = keys = [None] * len(vs)
             yield pa.RecordBatch.from_arrays(
                 [
                     pa.array(kgs, pa.int32()),
@@ -1063,6 +1076,7 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
                     pa.array(stamps, pa.int64()),
                     *key_columns(keys),
                     pa.array([ch] * len(vs), pa.int32()),
+                    pa.array(counts, pa.int32()),
                 ],
                 schema=schema,
             )
@@ -1088,13 +1102,42 @@ def _to_every_group(
     )
 
 
-def _dumps_all(values: list[Any]) -> list[bytes]:
-    """``dumps`` of each of ``values`` (pickle, in one loop while it takes them all)."""
-    try:
-        pdumps = pickle.dumps
-        return [pdumps(v, protocol=5) for v in values]
-    except Exception:
-        return [dumps(v) for v in values]
+def _chunks(
+    kgs: Sequence[int], first: int, values: Sequence[Any], stamps: Sequence[int | None], keys: Sequence[Any]
+) -> tuple[list[int], list[int], list[bytes], list[int | None]]:
+    """The records of one batch of a source's pass (the first's ``seq`` ``first``, the others'
+    following) as chunk rows (``_PRE_FIELDS``), one per key group in the order the groups first
+    occur: their ``kg``, ``seq`` (the chunk's first record's), ``v`` (pickled: the records'
+    places after the first, their values, timestamps and keys known as ``ki`` and ``ks`` would
+    ship them, in input order) and ``n``.
+    Spark then moves, sorts and hands the key-group pass ~128 rows per 10,000 records instead of
+    10,000 (``bench/w1_stream.py``: PySpark's ``transformWithStateInPandas`` spends a Python loop
+    per row on its input, and a pickle per record costs more than per chunk)."""
+    rows: dict[int, list[int]] = {}
+    for i, g in enumerate(kgs):
+        at = rows.get(g)
+        if at is None:
+            rows[g] = [i]
+        else:
+            at.append(i)
+    ints, strs = split_keys(keys)
+    known = [i if i is not None else s for i, s in zip(ints, strs, strict=True)]
+    return (
+        list(rows),
+        [first + at[0] for at in rows.values()],
+        [
+            dumps(
+                (
+                    [i - at[0] for i in at],
+                    [values[i] for i in at],
+                    [stamps[i] for i in at],
+                    [known[i] for i in at],
+                )
+            )
+            for at in rows.values()
+        ],
+        [len(at) for at in rows.values()],
+    )
 
 
 def _arrow_schema() -> Any:
@@ -1109,6 +1152,7 @@ def _arrow_schema() -> Any:
             ("ki", pa.int64()),
             ("ks", pa.string()),
             ("ch", pa.int32()),
+            ("n", pa.int32()),
         ]
     )
 
@@ -1159,17 +1203,17 @@ def _opt(value: Any) -> int | None:
 
 
 class _Records:
-    """The records of one call of ``_KeyGroups``, from the frames Spark passes (records, and
-    markers: ``v`` null), column by column: per-record pandas access is slow."""
+    """The records of one call of ``_KeyGroups``, from the frames Spark passes (records, chunks
+    of records, and markers: ``v`` null), column by column: per-record pandas access is slow."""
 
     __slots__ = ("chs", "keys", "n", "seqs", "stamps", "values", "wms")
 
     def __init__(self) -> None:
         self.seqs: list[Any] = []  # numpy arrays
         self.chs: list[Any] = []
-        self.values: list[Any] = []
-        self.stamps: list[Any] = []
-        self.keys: list[Any] = []
+        self.values: list[list[Any]] = []  # unpickled
+        self.stamps: list[list[int | None]] = []
+        self.keys: list[list[Any]] = []
         self.wms: dict[int, int] = {}  # per channel, the largest watermark its markers carry
         self.n = 0
 
@@ -1200,27 +1244,65 @@ class _Records:
         seq = pdf["seq"].to_numpy()
         ki = pdf["ki"] if "ki" in pdf else None
         ks = pdf["ks"] if "ks" in pdf else None
+        counts = pdf["n"] if "n" in pdf else None
         if n < len(v):
             v, seq, chs = v[kept], seq[kept], chs[kept]
             stamps = [t for t, k in zip(stamps, kept.tolist(), strict=True) if k]
             ki = None if ki is None else ki[kept]
             ks = None if ks is None else ks[kept]
-        self.n += n
+            counts = None if counts is None else counts[kept]
+        if ki is not None and ki.dtype.kind in "iu":  # every record's key is an int
+            keys = ki.tolist()
+        elif ks is not None:  # str keys are known; others (ints among them, as floats) not: None
+            keys = [k if type(k) is str else None for k in ks.tolist()]
+        else:
+            keys = [None] * n
+        loads = pickle.loads
+        if counts is None or not counts.notna().any():  # one record a row
+            self._add(seq, chs, [loads(x) for x in v.tolist()], stamps, keys)
+            return
+        # Chunks (``_chunks``), and maybe records: each chunk's records take its place, each
+        # with its own ``seq``.
+        all_seqs: list[int] = []
+        all_chs: list[int] = []
+        values: list[Any] = []
+        all_stamps: list[int | None] = []
+        all_keys: list[Any] = []
+        rows = zip(v.tolist(), seq.tolist(), chs.tolist(), stamps, keys, counts.tolist(), strict=True)
+        for blob, first, ch, ts, key, count in rows:
+            if count is None or count != count:  # a record (null: None, or NaN in a float column)
+                all_seqs.append(first)
+                all_chs.append(ch)
+                values.append(loads(blob))
+                all_stamps.append(ts)
+                all_keys.append(key)
+                continue
+            places, chunk_values, chunk_stamps, chunk_keys = loads(blob)
+            all_seqs += [first + p for p in places]
+            all_chs += [ch] * len(places)
+            values += chunk_values
+            all_stamps += chunk_stamps
+            all_keys += chunk_keys
+        self._add(
+            np.array(all_seqs, dtype=np.int64),
+            np.array(all_chs, dtype=np.int64),
+            values,
+            all_stamps,
+            all_keys,
+        )
+
+    def _add(self, seq: Any, chs: Any, values: list[Any], stamps: list[int | None], keys: list[Any]) -> None:
+        self.n += len(values)
         self.seqs.append(seq)
         self.chs.append(chs)
-        self.values.append(v)
+        self.values.append(values)
         self.stamps.append(stamps)
-        if ki is not None and ki.dtype.kind in "iu":  # every record's key is an int
-            self.keys.append(ki.tolist())
-        elif ks is not None:  # str keys are known; others (ints among them, as floats) not: None
-            self.keys.append([k if type(k) is str else None for k in ks.tolist()])
-        else:
-            self.keys.append([None] * n)
+        self.keys.append(keys)
 
     def ordered(self) -> list[tuple[int, list[Any], list[int | None], list[Any]]]:
-        """The records as runs of one channel each: the channel, and its records' pickled
-        values, timestamps and keys (None: not known), in input order (Spark's shuffle does not
-        keep it); channels one after the other."""
+        """The records as runs of one channel each: the channel, and its records' values,
+        timestamps and keys (None: not known), in input order (Spark's shuffle does not keep
+        it); channels one after the other."""
         import numpy as np
 
         if len(self.seqs) == 1:
@@ -1228,22 +1310,21 @@ class _Records:
             stamps, keys = self.stamps[0], self.keys[0]
         else:
             seq, chs = np.concatenate(self.seqs), np.concatenate(self.chs)
-            values = np.concatenate(self.values)
+            values = [x for part in self.values for x in part]
             stamps = [t for part in self.stamps for t in part]
             keys = [k for part in self.keys for k in part]
         one = len(chs) == 0 or bool((chs == chs[0]).all())
         if len(seq) > 1 and not (one and bool((seq[1:] > seq[:-1]).all())):
             order = np.lexsort((seq, chs))  # by channel, then by order
-            values, chs = values[order], chs[order]
+            chs = chs[order]
             order_list = order.tolist()
+            values = [values[i] for i in order_list]
             stamps = [stamps[i] for i in order_list]
             keys = [keys[i] for i in order_list]
         if one:
-            return [(int(chs[0]), values.tolist(), stamps, keys)]
+            return [(int(chs[0]), values, stamps, keys)]
         cuts = [0, *(np.flatnonzero(chs[1:] != chs[:-1]) + 1).tolist(), len(chs)]
-        return [
-            (int(chs[a]), values[a:b].tolist(), stamps[a:b], keys[a:b]) for a, b in itertools.pairwise(cuts)
-        ]
+        return [(int(chs[a]), values[a:b], stamps[a:b], keys[a:b]) for a, b in itertools.pairwise(cuts)]
 
 
 def _object_frame(columns: dict[str, list[Any]]) -> Any:
@@ -1704,13 +1785,10 @@ class _KeyGroups:
             group.now[0] = int(state.getCurrentProcessingTimeMs())
             runner.processing_time_advanced()
             if data:
-                loads = pickle.loads
                 for ch, values, stamps, keys in records.ordered():
                     names = self.row_names[ch]
-                    if names is None:
-                        values = [loads(v) for v in values]
-                    else:
-                        values = make_rows(names, map(loads, values))
+                    if names is not None:
+                        values = make_rows(names, values)
                     inp = self.channels[ch][0]
                     mark = runner.pending()
                     runner.records(inp, values, stamps, keys)
@@ -2007,7 +2085,7 @@ class _NextStep:
 
         values = [v for v, _t in results]
         seqs: Sequence[int] = range(kg << 40, (kg << 40) + len(values))
-        vs, stamps = _dumps_all(values), [t for _v, t in results]
+        vs, stamps = dumps_all(values), [t for _v, t in results]
         if self.spread is None and self.key_selector is None:  # broadcast: to every group
             seqs, vs, stamps, kgs, keys = _to_every_group(self.groups, seqs, vs, stamps)
         else:
@@ -2046,6 +2124,7 @@ def _rows_frame(
             "ki": pd.Series([*ints, None], dtype=object),
             "ks": pd.Series([*strs, None], dtype=object),
             "ch": pd.Series([ch] * (len(vs) + 1), dtype="int32"),
+            "n": pd.Series([None] * (len(vs) + 1), dtype=object),
         }
     )
 
@@ -2076,7 +2155,7 @@ class _ToRelay:
         emitting subtask, when it is not key group ``kg``'s."""
         n = len(results)
         ch = subtask_of(kg, self.parallelism, self.max_parallelism) if subtask is None else subtask
-        vs, stamps = _dumps_all([v for v, _t in results]), [t for _v, t in results]
+        vs, stamps = dumps_all([v for v, _t in results]), [t for _v, t in results]
         seqs = range(kg << 40, (kg << 40) + n)
         return _rows_frame([self.offset + kg] * n, seqs, vs, stamps, [None] * n, ch, self.marker, wm, metrics)
 
@@ -2100,9 +2179,7 @@ class _Relay:
         records = _Records.of(pdfs)
         if records.n == 0:
             return
-        runs = [
-            (ch, [pickle.loads(v) for v in values], stamps) for ch, values, stamps, _k in records.ordered()
-        ]
+        runs = [(ch, values, stamps) for ch, values, stamps, _k in records.ordered()]
         if self.onward is not None:
             for ch, values, stamps in runs:
                 yield self.onward.frame(int(key[0]), list(zip(values, stamps, strict=True)), None, None, ch)
@@ -2138,7 +2215,8 @@ class _Lane:
             values, stamps, keys = runs.get(ch, [[], [], []])
             seqs = range(kg << 40, (kg << 40) + len(values))  # one lane group feeds each (group, ch)
             groups = [self.offset + kg] * len(values)
-            yield _rows_frame(groups, seqs, values, stamps, keys, ch, self.marker, records.wms.get(ch), None)
+            vs = dumps_all(values)
+            yield _rows_frame(groups, seqs, vs, stamps, keys, ch, self.marker, records.wms.get(ch), None)
 
 
 class _TwsState:

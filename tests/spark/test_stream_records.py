@@ -1,8 +1,9 @@
 """How records travel between the two passes of a streaming job (``fs_compat.spark._stream``):
 the pre-pass gives each record its key group and, when the key is an ``int`` or a ``str``, the key
-itself (``ki``/``ks``), so the key-group pass does not run the key selector again; the key-group
-pass puts the records of its frames back in input order whatever order and chunks Spark hands
-them in.
+itself (a source's records travel in chunks, one row per key group and batch, with their keys; a
+keyed step's one row each, the key in ``ki``/``ks``), so the key-group pass does not run the key
+selector again; the key-group pass puts the records of its frames back in input order whatever
+order and frames Spark hands them in.
 
 The passes run in this process as Spark's workers run them: the pre-pass over the Arrow batches
 of a DataFrame, the key-group function per key group over pandas frames, with PySpark's own
@@ -103,6 +104,20 @@ def _passes(df: Any, selector: Any) -> tuple[list[pa.RecordBatch], _KeyGroups]:
     return pre, _KeyGroups(node, (), config, OutputColumns(OUT), None, row_names=[names])
 
 
+def _records(pre: list[pa.RecordBatch]) -> list[tuple[int, int, Any, int | None]]:
+    """The records of the pre-pass's rows, in input order: ``(seq, kg, key, timestamp)`` each,
+    the key None where the pre-pass did not ship it. Every record row of a source's pass is a
+    chunk."""
+    table = pa.Table.from_batches(pre)
+    out = []
+    for row in table.filter(pa.compute.field("seq") >= 0).to_pylist():
+        assert row["n"] is not None and row["ts"] is row["ki"] is row["ks"] is None
+        places, values, stamps, keys = pickle.loads(row["v"])
+        assert len(places) == len(values) == len(stamps) == len(keys) == row["n"] and places[0] == 0
+        out += [(row["seq"] + p, row["kg"], k, t) for p, k, t in zip(places, keys, stamps, strict=True)]
+    return sorted(out)
+
+
 def _run_groups(pre: list[pa.RecordBatch], fn: _KeyGroups, reverse: bool) -> list[tuple[Any, ...]]:
     """The key-group function over the pre-pass's rows, per key group, as pandas frames of at
     most 3 rows, records in reverse input order when ``reverse``; all outputs."""
@@ -151,19 +166,20 @@ def test_str_int_and_other_keys_reach_the_key_group_pass_and_records_keep_input_
     for schema, selector, keys, shipped in cases:
         df = spark.createDataFrame(list(zip(keys, values, strict=True)), schema)
         pre, fn = _passes(df, selector)
-        records = pa.Table.from_batches(pre).filter(pa.compute.field("seq") >= 0)
+        records = _records(pre)
+        assert [seq for seq, _kg, _k, _t in records] == list(range(n))
         wanted = [selector(type("R", (), {"key": k})()) for k in keys]
         encoder = KeyEncoder(fn.keyed.inputs[0].key_codec, 128)
-        assert records.column("kg").to_pylist() == [encoder.locate(k)[1] for k in wanted]
-        ki, ks = records.column("ki").to_pylist(), records.column("ks").to_pylist()
+        assert [kg for _s, kg, _k, _t in records] == [encoder.locate(k)[1] for k in wanted]
+        shipped_keys = [k for _s, _kg, k, _t in records]
         if shipped == "ks":
-            assert ks == wanted and ki == [None] * n
+            assert shipped_keys == wanted and {type(k) for k in shipped_keys} == {str}
         elif shipped == "ki":
-            assert ki == wanted and ks == [None] * n
+            assert shipped_keys == wanted and {type(k) for k in shipped_keys} == {int}
         elif shipped is None:
-            assert ki == ks == [None] * n
+            assert shipped_keys == [None] * n
         else:
-            assert [i if i is not None else s for i, s in zip(ki, ks, strict=True)] == wanted
+            assert shipped_keys == wanted
         outs = _run_groups(pre, fn, reverse)
         assert sorted(outs) == _expected([w[0] if isinstance(w, tuple) else w for w in wanted], values)
 
@@ -231,9 +247,9 @@ def test_a_channels_watermark_follows_every_timestamp_assigned_even_if_a_filter_
         steps.insert(0, (upstream, 0))
         upstream = upstream.inputs[0].source
     feed = Feed(upstream, tuple(steps), node)
-    rows = pa.Table.from_batches(list(_pre(feed, LocalConfig())(iter(df.toArrow().to_batches()))))
-    records = [r for r in rows.to_pylist() if r["kg"] >= 0 and r["v"] is not None]
+    pre = list(_pre(feed, LocalConfig())(iter(df.toArrow().to_batches())))
+    rows = pa.Table.from_batches(pre)
     markers = [r for r in rows.to_pylist() if r["v"] is None]
-    assert sorted(r["ts"] for r in records) == ([5, 7] if with_filter else [5, 7, 90])
+    assert sorted(t for _s, _kg, _k, t in _records(pre)) == ([5, 7] if with_filter else [5, 7, 90])
     assert len(markers) == 128 and {r["ts"] for r in markers} == {90 - 11}
     assert {r["ch"] for r in rows.to_pylist()} == {0}
