@@ -38,7 +38,7 @@ from decimal import Decimal
 from numbers import Real
 from typing import Any
 
-from ._row import Row, _create_row
+from ._row import Row, _named_row
 from ._time import Instant
 from ._typeinfo import (
     BasicArrayTypeInfo,
@@ -312,7 +312,7 @@ def _fields(info: RowTypeInfo | TupleTypeInfo) -> Conform:
     types = info.get_field_types()
     parts = [_part(t) for t in types]
     width = len(parts)
-    row_names = info.get_field_names() if isinstance(info, RowTypeInfo) else None
+    row_names = list(info.get_field_names()) if isinstance(info, RowTypeInfo) else None
     labels = row_names or [f"f{i}" for i in range(width)]
     # The hot path: every field of a basic type whose values of one class fit as they are.
     as_is = [_as_is(t) for t in types]
@@ -334,7 +334,7 @@ def _fields(info: RowTypeInfo | TupleTypeInfo) -> Conform:
             else:  # every field as it is: ``values`` below would equal ``v``'s
                 if row_names is None:
                     return v if v.__class__ is tuple else tuple(v)
-                return v if isinstance(v, Row) else _create_row(row_names, list(v))
+                return v if isinstance(v, Row) else _named_row(row_names, list(v))
         values = list(v)
         for i, (part, x) in enumerate(zip(parts, values, strict=True)):
             if part is not None:
@@ -346,7 +346,7 @@ def _fields(info: RowTypeInfo | TupleTypeInfo) -> Conform:
             return tuple(values)
         if isinstance(v, Row) and all(a is b for a, b in zip(values, v, strict=True)):
             return v  # keeps its kind and names
-        return _create_row(row_names, values)
+        return _named_row(row_names, values)
 
     return fields
 

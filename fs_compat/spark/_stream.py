@@ -143,10 +143,10 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
-from ._convert import OutputColumns, RowReader, dumps, dumps_all
+from ._convert import OutputColumns, RowReader, dumps
 from ._events import watermark_column
 from ._progress import METRICS_COLUMN, metric_changes, runner_metrics, watch
-from ._routing import key_columns, selects_field, split_keys
+from ._routing import selects_field, split_keys
 from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
 from ._worker import worker_pass
@@ -1057,25 +1057,22 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
             if top is not None and (max_ts is None or top > max_ts):
                 max_ts = top
             first, seq = seq, seq + n
-            counts: list[int | None]
             if broadcast:
-                seqs, vs, stamps, kgs, keys = _to_every_group(
-                    targets, range(first, seq), dumps_all(items), stamps
-                )
-                counts = [None] * len(vs)
+                kgs, seqs, vs, counts = _chunk_to_every_group(targets, first, items, stamps)
             else:
                 if offset:
                     kgs = [offset + g for g in kgs]
                 kgs, seqs, vs, counts = _chunks(kgs, first, items, stamps, keys)
-                stamps = keys = [None] * len(vs)
+            m = len(vs)
             yield pa.RecordBatch.from_arrays(
                 [
                     pa.array(kgs, pa.int32()),
                     pa.array(seqs, pa.int64()),
                     pa.array(vs, pa.binary()),
-                    pa.array(stamps, pa.int64()),
-                    *key_columns(keys),
-                    pa.array([ch] * len(vs), pa.int32()),
+                    pa.nulls(m, pa.int64()),
+                    pa.nulls(m, pa.int64()),
+                    pa.nulls(m, pa.string()),
+                    pa.array([ch] * m, pa.int32()),
                     pa.array(counts, pa.int32()),
                 ],
                 schema=schema,
@@ -1088,31 +1085,37 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
     return worker_pass(run)
 
 
-def _to_every_group(
-    groups: Sequence[int], seqs: Sequence[int], values: Sequence[Any], stamps: Sequence[int | None]
-) -> tuple[list[int], list[Any], list[int | None], list[int], list[Any]]:
-    """Broadcast records as rows: each record once per group of the step (``groups_of``;
-    ``seq``, value and timestamp repeated), with no key."""
-    return (
-        [s for s in seqs for _g in groups],
-        [v for v in values for _g in groups],
-        [t for t in stamps for _g in groups],
-        [g for _s in seqs for g in groups],
-        [None] * (len(seqs) * len(groups)),
-    )
+def _chunk_to_every_group(
+    groups: Sequence[int], first: int, values: Sequence[Any], stamps: Sequence[int | None]
+) -> tuple[list[int], list[int], list[bytes], list[int]]:
+    """Broadcast records as chunk rows (``_chunks``): all of them, in order, once per group of
+    the step (``groups_of``), with no key; one pickle for every group."""
+    if not values:
+        return [], [], [], []
+    n = len(values)
+    blob = dumps((list(range(n)), list(values), list(stamps), [None] * n))
+    return list(groups), [first] * len(groups), [blob] * len(groups), [n] * len(groups)
 
 
 def _chunks(
     kgs: Sequence[int], first: int, values: Sequence[Any], stamps: Sequence[int | None], keys: Sequence[Any]
-) -> tuple[list[int], list[int], list[bytes], list[int | None]]:
-    """The records of one batch of a source's pass (the first's ``seq`` ``first``, the others'
-    following) as chunk rows (``_PRE_FIELDS``), one per key group in the order the groups first
-    occur: their ``kg``, ``seq`` (the chunk's first record's), ``v`` (pickled: the records'
-    places after the first, their values, timestamps and keys known as ``ki`` and ``ks`` would
-    ship them, in input order) and ``n``.
-    Spark then moves, sorts and hands the key-group pass ~128 rows per 10,000 records instead of
-    10,000 (``bench/w1_stream.py``: PySpark's ``transformWithStateInPandas`` spends a Python loop
-    per row on its input, and a pickle per record costs more than per chunk)."""
+) -> tuple[list[int], list[int], list[bytes], list[int]]:
+    """Records routed to the key groups ``kgs`` (the first's ``seq`` ``first``, the others'
+    following: one batch of a source's pass, or one call's outputs for a next stage) as chunk
+    rows (``_PRE_FIELDS``), one per key group in the order the groups first occur: their
+    ``kg``, ``seq`` (the chunk's first record's), ``v`` (pickled: the records' places after the
+    first, their values, timestamps and keys known as ``ki`` and ``ks`` would ship them, in
+    input order) and ``n``. Spark then moves, sorts and hands the key-group pass ~128 rows per
+    10,000 records instead of 10,000 (``bench/w1_stream.py``: PySpark's
+    ``transformWithStateInPandas`` spends a Python loop per row on its input, and a pickle per
+    record costs more than one per chunk).
+
+    >>> kgs, seqs, vs, ns = _chunks([3, 5, 3], 100, ["a", "b", "c"], [7, 8, 9], ["x", 1, 2.5])
+    >>> kgs, seqs, ns
+    ([3, 5], [100, 101], [2, 1])
+    >>> pickle.loads(vs[0])  # places after the first, values, timestamps, keys (2.5: not shipped)
+    ([0, 2], ['a', 'c'], [7, 9], ['x', None])
+    """
     rows: dict[int, list[int]] = {}
     for i, g in enumerate(kgs):
         at = rows.get(g)
@@ -2083,11 +2086,9 @@ class _NextStep:
         key group), then this call's marker (``kg`` ``-1 - slot``, ``ts`` the step's watermark,
         ``v`` what the call added to its steps' metrics, for ``_progress``)."""
 
-        values = [v for v, _t in results]
-        seqs: Sequence[int] = range(kg << 40, (kg << 40) + len(values))
-        vs, stamps = dumps_all(values), [t for _v, t in results]
+        values, stamps = [v for v, _t in results], [t for _v, t in results]
         if self.spread is None and self.key_selector is None:  # broadcast: to every group
-            seqs, vs, stamps, kgs, keys = _to_every_group(self.groups, seqs, vs, stamps)
+            rows = _chunk_to_every_group(self.groups, kg << 40, values, stamps)
         else:
             if self.spread is not None:
                 kgs, keys = self.spread(values, start=kg), [None] * len(values)
@@ -2096,35 +2097,34 @@ class _NextStep:
                 kgs, keys = route_keys(self.step, self.key_selector, self.encoder, values)
             if self.offset:
                 kgs = [self.offset + g for g in kgs]
-        return _rows_frame(kgs, seqs, vs, stamps, keys, self.ch, self.marker, wm, metrics)
+            rows = _chunks(kgs, kg << 40, values, stamps, keys)
+        return _rows_frame(rows, self.ch, self.marker, wm, metrics)
 
 
 def _rows_frame(
-    kgs: Sequence[int],
-    seqs: Iterable[int],
-    vs: Sequence[bytes],
-    stamps: Iterable[int | None],
-    keys: Sequence[Any],
+    rows: tuple[list[int], list[int], list[bytes], list[int]],
     ch: int,
     marker: int,
     wm: int | None,
     metrics: bytes | None,
 ) -> Any:
-    """Rows of the pre-pass's form (``_PRE_FIELDS``) for the next stage, all on channel ``ch``,
-    then one marker (``kg`` ``marker``, ``ts`` ``wm``, ``v`` ``metrics``)."""
+    """Chunk ``rows`` (``_chunks``: their ``kg``, ``seq``, ``v`` and ``n``) of the pre-pass's
+    form (``_PRE_FIELDS``) for the next stage, all on channel ``ch``, then one marker (``kg``
+    ``marker``, ``ts`` ``wm``, ``v`` ``metrics``)."""
     import pandas as pd
 
-    ints, strs = split_keys(keys)
+    kgs, seqs, vs, counts = rows
+    nulls = [None] * len(vs)
     return pd.DataFrame(
         {
             "kg": pd.Series([*kgs, marker], dtype="int32"),
             "seq": pd.Series([*seqs, -1], dtype="int64"),
             "v": pd.Series([*vs, metrics], dtype=object),
-            "ts": pd.Series([*stamps, wm], dtype=object),
-            "ki": pd.Series([*ints, None], dtype=object),
-            "ks": pd.Series([*strs, None], dtype=object),
+            "ts": pd.Series([*nulls, wm], dtype=object),
+            "ki": pd.Series([*nulls, None], dtype=object),
+            "ks": pd.Series([*nulls, None], dtype=object),
             "ch": pd.Series([ch] * (len(vs) + 1), dtype="int32"),
-            "n": pd.Series([None] * (len(vs) + 1), dtype=object),
+            "n": pd.Series([*counts, None], dtype=object),
         }
     )
 
@@ -2155,9 +2155,9 @@ class _ToRelay:
         emitting subtask, when it is not key group ``kg``'s."""
         n = len(results)
         ch = subtask_of(kg, self.parallelism, self.max_parallelism) if subtask is None else subtask
-        vs, stamps = dumps_all([v for v, _t in results]), [t for _v, t in results]
-        seqs = range(kg << 40, (kg << 40) + n)
-        return _rows_frame([self.offset + kg] * n, seqs, vs, stamps, [None] * n, ch, self.marker, wm, metrics)
+        values, stamps = [v for v, _t in results], [t for _v, t in results]
+        rows = _chunks([self.offset + kg] * n, kg << 40, values, stamps, [None] * n)
+        return _rows_frame(rows, ch, self.marker, wm, metrics)
 
 
 class _Relay:
@@ -2213,10 +2213,9 @@ class _Lane:
         runs = {ch: run for ch, *run in records.ordered()} if records.n else {}
         for ch in sorted({*runs, *records.wms}):
             values, stamps, keys = runs.get(ch, [[], [], []])
-            seqs = range(kg << 40, (kg << 40) + len(values))  # one lane group feeds each (group, ch)
-            groups = [self.offset + kg] * len(values)
-            vs = dumps_all(values)
-            yield _rows_frame(groups, seqs, vs, stamps, keys, ch, self.marker, records.wms.get(ch), None)
+            groups = [self.offset + kg] * len(values)  # one lane group feeds each (group, ch)
+            rows = _chunks(groups, kg << 40, values, stamps, keys)
+            yield _rows_frame(rows, ch, self.marker, records.wms.get(ch), None)
 
 
 class _TwsState:
