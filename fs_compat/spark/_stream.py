@@ -46,12 +46,16 @@ Physical plan:
 
 1. Per feed from a source, ``mapInArrow`` over the source: rows become ``Row`` values, the
    feed's steps run, and each record gets its key's *key group* (Flink's, ``KeyEncoder``: the
-   same on every target). Rows out: ``kg``, ``seq`` (order within the
-   micro-batch), ``v`` (the pickled value), ``ts`` (its timestamp), the key (``ki``/``ks``) and
-   the channel ``ch``. At the end of its input each partition adds one marker row per key group
-   carrying the channel's watermark (the largest timestamp it saw - the feed's delay, or none),
-   so every key group is visited in every micro-batch: processing-time timers and TTL cleanup
-   run for idle keys too, and every key group learns each channel's watermark.
+   same on every target). Rows out (``_PRE_FIELDS``): one *chunk* per key group and Arrow
+   batch (``_chunks``): ``kg``, ``seq`` (its first record's order within the micro-batch),
+   ``v`` (the pickled records: each one's order, value, timestamp and key when an ``int`` or a
+   ``str``), ``n`` (how many) and the channel ``ch``; so Spark shuffles and
+   ``transformWithStateInPandas`` hands over ~128 rows per 10,000 records, not one per record
+   (PySpark loops over its input rows in Python). At the end of its input each partition adds
+   one marker row per key group carrying the channel's watermark (the largest timestamp it saw
+   - the feed's delay, or none), so every key group is visited in every micro-batch:
+   processing-time timers and TTL cleanup run for idle keys too, and every key group learns
+   each channel's watermark.
 2. Per keyed step, the union of its feeds' rows, ``groupBy("kg").transformWithStateInPandas``
    (time mode None, no Spark watermark; processing time is the micro-batch's,
    ``current_timestamp()``, in a ``now`` column; Spark chains several of these in one query,
@@ -76,7 +80,7 @@ Physical plan:
    as in Flink; event-time timers fire), run the steps of the feed after the keyed one, and
    write the row back only if it changed (blobs are pickled without pickle's memo, so unchanged
    state gives the same bytes). The last keyed step's output rows follow the stream's output
-   type (``_convert.OutputColumns``); a keyed step followed by another writes rows of the
+   type (``_convert.OutputColumns``); a keyed step followed by another writes chunks of the
    pre-pass's form, routed to the next step's key groups on its channel (``_NextStep``), and one
    marker per call and next step (``kg`` ``-1 - slot``) carrying the step's watermark, which
    ``_markers`` turns into one marker per key group of the next step, so that every key group of
