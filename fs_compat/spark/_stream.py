@@ -147,7 +147,7 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
-from ._convert import OutputColumns, RowReader, dumps
+from ._convert import OutputColumns, RowReader, dumps, dumps_all
 from ._events import watermark_column
 from ._progress import METRICS_COLUMN, metric_changes, runner_metrics, watch
 from ._routing import selects_field, split_keys
@@ -1003,6 +1003,7 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
 
         pid = _partition_id()
         chain = _chain(feed, pid, config)
+        each = chain is not None  # the values come from the feed's steps: ``_chunk`` copies them
         spread = _Spread(feed, config, pid) if feed.spread else None
         field = key_field
         seq = pid << 32
@@ -1062,11 +1063,11 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
                 max_ts = top
             first, seq = seq, seq + n
             if broadcast:
-                kgs, seqs, vs, counts = _chunk_to_every_group(targets, first, items, stamps)
+                kgs, seqs, vs, counts = _chunk_to_every_group(targets, first, items, stamps, each)
             else:
                 if offset:
                     kgs = [offset + g for g in kgs]
-                kgs, seqs, vs, counts = _chunks(kgs, first, items, stamps, keys)
+                kgs, seqs, vs, counts = _chunks(kgs, first, items, stamps, keys, each)
             m = len(vs)
             yield pa.RecordBatch.from_arrays(
                 [
@@ -1090,35 +1091,40 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
 
 
 def _chunk_to_every_group(
-    groups: Sequence[int], first: int, values: Sequence[Any], stamps: Sequence[int | None]
+    groups: Sequence[int], first: int, values: Sequence[Any], stamps: Sequence[int | None], each: bool
 ) -> tuple[list[int], list[int], list[bytes], list[int]]:
-    """Broadcast records as chunk rows (``_chunks``): all of them, in order, once per group of
-    the step (``groups_of``), with no key; one pickle for every group."""
+    """Broadcast records as chunk rows (``_chunks``, ``each`` as there): all of them, in order,
+    once per group of the step (``groups_of``), with no key; one pickle for every group."""
     if not values:
         return [], [], [], []
     n = len(values)
-    blob = dumps((list(range(n)), list(values), list(stamps), [None] * n))
+    blob = _chunk(list(range(n)), list(values), list(stamps), [None] * n, each)
     return list(groups), [first] * len(groups), [blob] * len(groups), [n] * len(groups)
 
 
 def _chunks(
-    kgs: Sequence[int], first: int, values: Sequence[Any], stamps: Sequence[int | None], keys: Sequence[Any]
+    kgs: Sequence[int],
+    first: int,
+    values: Sequence[Any],
+    stamps: Sequence[int | None],
+    keys: Sequence[Any],
+    each: bool,
 ) -> tuple[list[int], list[int], list[bytes], list[int]]:
     """Records routed to the key groups ``kgs`` (the first's ``seq`` ``first``, the others'
     following: one batch of a source's pass, or one call's outputs for a next stage) as chunk
     rows (``_PRE_FIELDS``), one per key group in the order the groups first occur: their
-    ``kg``, ``seq`` (the chunk's first record's), ``v`` (pickled: the records' places after the
-    first, their values, timestamps and keys known as ``ki`` and ``ks`` would ship them, in
+    ``kg``, ``seq`` (the chunk's first record's), ``v`` (``_chunk``: the records' places after
+    the first, their values, timestamps and keys known as ``ki`` and ``ks`` would ship them, in
     input order) and ``n``. Spark then moves, sorts and hands the key-group pass ~128 rows per
     10,000 records instead of 10,000 (``bench/w1_stream.py``: PySpark's
-    ``transformWithStateInPandas`` spends a Python loop per row on its input, and a pickle per
-    record costs more than one per chunk).
+    ``transformWithStateInPandas`` spends a Python loop per row on its input). ``each``: the
+    values come from user functions, and each is pickled on its own (see ``_chunk``).
 
-    >>> kgs, seqs, vs, ns = _chunks([3, 5, 3], 100, ["a", "b", "c"], [7, 8, 9], ["x", 1, 2.5])
+    >>> kgs, seqs, vs, ns = _chunks([3, 5, 3], 100, ["a", "b", "c"], [7, 8, 9], ["x", 1, 2.5], False)
     >>> kgs, seqs, ns
     ([3, 5], [100, 101], [2, 1])
     >>> pickle.loads(vs[0])  # places after the first, values, timestamps, keys (2.5: not shipped)
-    ([0, 2], ['a', 'c'], [7, 9], ['x', None])
+    ([0, 2], ['a', 'c'], [7, 9], ['x', None], False)
     """
     rows: dict[int, list[int]] = {}
     for i, g in enumerate(kgs):
@@ -1133,18 +1139,28 @@ def _chunks(
         list(rows),
         [first + at[0] for at in rows.values()],
         [
-            dumps(
-                (
-                    [i - at[0] for i in at],
-                    [values[i] for i in at],
-                    [stamps[i] for i in at],
-                    [known[i] for i in at],
-                )
+            _chunk(
+                [i - at[0] for i in at],
+                [values[i] for i in at],
+                [stamps[i] for i in at],
+                [known[i] for i in at],
+                each,
             )
             for at in rows.values()
         ],
         [len(at) for at in rows.values()],
     )
+
+
+def _chunk(
+    places: list[int], values: list[Any], stamps: list[int | None], keys: list[Any], each: bool
+) -> bytes:
+    """A chunk's ``v``; ``_Records`` reads it. With ``each``, every value is pickled on its own
+    first (values from user functions: one emitted twice, or two sharing a part, reach the next
+    step as copies, as across a Flink network boundary, where one pickle would keep them one
+    object); else (a DataFrame source's tuples of column values, which share nothing) all in
+    one pickle."""
+    return dumps((places, dumps_all(values) if each else values, stamps, keys, each))
 
 
 def _arrow_schema() -> Any:
@@ -1284,7 +1300,9 @@ class _Records:
                 all_stamps.append(ts)
                 all_keys.append(key)
                 continue
-            places, chunk_values, chunk_stamps, chunk_keys = loads(blob)
+            places, chunk_values, chunk_stamps, chunk_keys, each = loads(blob)
+            if each:
+                chunk_values = [loads(b) for b in chunk_values]
             all_seqs += [first + p for p in places]
             all_chs += [ch] * len(places)
             values += chunk_values
@@ -2092,7 +2110,7 @@ class _NextStep:
 
         values, stamps = [v for v, _t in results], [t for _v, t in results]
         if self.spread is None and self.key_selector is None:  # broadcast: to every group
-            rows = _chunk_to_every_group(self.groups, kg << 40, values, stamps)
+            rows = _chunk_to_every_group(self.groups, kg << 40, values, stamps, True)
         else:
             if self.spread is not None:
                 kgs, keys = self.spread(values, start=kg), [None] * len(values)
@@ -2101,7 +2119,7 @@ class _NextStep:
                 kgs, keys = route_keys(self.step, self.key_selector, self.encoder, values)
             if self.offset:
                 kgs = [self.offset + g for g in kgs]
-            rows = _chunks(kgs, kg << 40, values, stamps, keys)
+            rows = _chunks(kgs, kg << 40, values, stamps, keys, True)
         return _rows_frame(rows, self.ch, self.marker, wm, metrics)
 
 
@@ -2160,7 +2178,7 @@ class _ToRelay:
         n = len(results)
         ch = subtask_of(kg, self.parallelism, self.max_parallelism) if subtask is None else subtask
         values, stamps = [v for v, _t in results], [t for _v, t in results]
-        rows = _chunks([self.offset + kg] * n, kg << 40, values, stamps, [None] * n)
+        rows = _chunks([self.offset + kg] * n, kg << 40, values, stamps, [None] * n, True)
         return _rows_frame(rows, ch, self.marker, wm, metrics)
 
 
@@ -2218,7 +2236,7 @@ class _Lane:
         for ch in sorted({*runs, *records.wms}):
             values, stamps, keys = runs.get(ch, [[], [], []])
             groups = [self.offset + kg] * len(values)  # one lane group feeds each (group, ch)
-            rows = _chunks(groups, kg << 40, values, stamps, keys)
+            rows = _chunks(groups, kg << 40, values, stamps, keys, True)
             yield _rows_frame(rows, ch, self.marker, records.wms.get(ch), None)
 
 

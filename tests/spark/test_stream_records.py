@@ -28,7 +28,7 @@ from fs_compat.datastream.state import ValueStateDescriptor
 from fs_compat.runtime import ExternalSourceNode, KeyEncoder, LocalConfig, OperatorNode
 from fs_compat.spark import spark_session
 from fs_compat.spark._convert import OutputColumns
-from fs_compat.spark._stream import _STATE_FIELDS, Feed, _KeyGroups, _pre, _spark_schema
+from fs_compat.spark._stream import _STATE_FIELDS, Feed, _chunks, _KeyGroups, _pre, _Records, _spark_schema
 
 pytestmark = [pytest.mark.spark]
 
@@ -112,7 +112,7 @@ def _records(pre: list[pa.RecordBatch]) -> list[tuple[int, int, Any, int | None]
     out = []
     for row in table.filter(pa.compute.field("seq") >= 0).to_pylist():
         assert row["n"] is not None and row["ts"] is row["ki"] is row["ks"] is None
-        places, values, stamps, keys = pickle.loads(row["v"])
+        places, values, stamps, keys, _each = pickle.loads(row["v"])
         assert len(places) == len(values) == len(stamps) == len(keys) == row["n"] and places[0] == 0
         out += [(row["seq"] + p, row["kg"], k, t) for p, k, t in zip(places, keys, stamps, strict=True)]
     return sorted(out)
@@ -253,3 +253,21 @@ def test_a_channels_watermark_follows_every_timestamp_assigned_even_if_a_filter_
     assert sorted(t for _s, _kg, _k, t in _records(pre)) == ([5, 7] if with_filter else [5, 7, 90])
     assert len(markers) == 128 and {r["ts"] for r in markers} == {90 - 11}
     assert {r["ch"] for r in rows.to_pylist()} == {0}
+
+
+@pytest.mark.parametrize("each", [True, False])
+def test_a_chunk_hands_values_from_user_functions_on_as_copies(each: bool) -> None:
+    """A value a user function emitted twice (or two sharing a part) reaches the next keyed step
+    as two objects, as across Flink's network boundary and as when each record was its own row
+    (``each``: values from the feed's steps or a keyed step); a DataFrame source's tuples of
+    column values, which share nothing, travel in one pickle. Either way the values, their
+    order, timestamps and keys arrive as sent."""
+    part = [1]
+    sent = [part, (part, 2), part] if each else [("a", 1), ("b", 2), ("a", 3)]
+    kgs, seqs, vs, ns = _chunks([4, 4, 4], 10, sent, [5, None, 7], ["k", None, 3], each)
+    assert (kgs, seqs, ns) == ([4], [10], [3])
+    frame = pd.DataFrame({"kg": kgs, "seq": seqs, "v": vs, "ts": [None], "ch": [0], "n": ns})
+    [(ch, values, stamps, keys)] = _Records.of([frame]).ordered()
+    assert (ch, values, stamps, keys) == (0, sent, [5, None, 7], ["k", None, 3])
+    if each:
+        assert values[0] is not values[2] and values[0] is not values[1][0]
