@@ -6,8 +6,6 @@ from collections.abc import Iterator, Sequence
 from enum import Enum
 from typing import Any, overload
 
-_INTERNAL = frozenset({"_fields", "_values", "_from_dict", "_row_kind"})
-
 
 class RowKind(Enum):
     """The kind of change a row describes in a changelog; ``str`` gives Flink's short form.
@@ -27,6 +25,7 @@ class RowKind(Enum):
 
 _SHORT = ("+I", "-U", "+U", "-D")
 _KINDS: tuple[RowKind, ...] = tuple(RowKind)  # by value
+_INSERT = RowKind.INSERT
 
 
 def _create_row(
@@ -37,14 +36,15 @@ def _create_row(
     ``row_kind`` may be given by its value (pickles do: an enum costs a global lookup and a call
     to load)."""
     row = _new_row(Row)
-    _set_fields(row, None if fields is None else list(fields))
-    _set_values(row, list(values))
-    _set_from_dict(row, False)
+    row._fields = None if fields is None else list(fields)
+    row._values = list(values)
+    row._from_dict = False
     if row_kind is None:
-        row_kind = RowKind.INSERT
-    elif type(row_kind) is int:
-        row_kind = _KINDS[row_kind]
-    _set_kind(row, row_kind)
+        row._row_kind = _INSERT
+    elif isinstance(row_kind, RowKind):
+        row._row_kind = row_kind
+    else:
+        row._row_kind = _KINDS[row_kind]
     return row
 
 
@@ -89,14 +89,14 @@ class Row:
         if args and kwargs:
             raise ValueError("Can not use both args and kwargs to create Row")
         if kwargs:
-            _set_fields(self, list(kwargs))
-            _set_values(self, list(kwargs.values()))
-            _set_from_dict(self, True)
+            self._fields = list(kwargs)
+            self._values = list(kwargs.values())
+            self._from_dict = True
         else:
-            _set_fields(self, None)
-            _set_values(self, list(args))
-            _set_from_dict(self, False)
-        _set_kind(self, RowKind.INSERT)
+            self._fields = None
+            self._values = list(args)
+            self._from_dict = False
+        self._row_kind = RowKind.INSERT
 
     @staticmethod
     def of_kind(row_kind: RowKind, *args: Any, **kwargs: Any) -> Row:
@@ -201,14 +201,13 @@ class Row:
         if fields is None:
             raise AttributeError(item)
         try:
-            return self._values[fields.index(item)]
+            value = self._values[fields.index(item)]
         except (IndexError, ValueError):
             raise AttributeError(item) from None
-
-    def __setattr__(self, key: str, value: Any) -> None:
-        if key not in _INTERNAL:
-            raise AttributeError(key)
-        object.__setattr__(self, key, value)
+        # Row has no attribute ``item`` (or this hook would not run): from now on ``_Field``
+        # reads it, without this hook's failed lookup first.
+        setattr(Row, item, _Field(item))
+        return value
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The kind by value: pickling the enum would cost a second global and an Enum call.
@@ -250,6 +249,29 @@ class Row:
         return len(self._values)
 
 
+class _Field:
+    """``row.name`` for a field ``name``, once some row's field was read so (``Row.__getattr__``
+    puts it on the class): a read through ``__getattr__`` comes after Python's failed lookup of
+    the attribute and costs ~3x as much (PyFlink jobs read fields by attribute per record:
+    ``value.key``). Where the row has no such field, an AttributeError, as before (methods of
+    Row are never shadowed: ``__getattr__`` runs only for names Row does not have)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, row: Row | None, owner: type | None = None) -> Any:
+        if row is not None:
+            fields = row._fields
+            if fields is not None:
+                try:
+                    return row._values[fields.index(self.name)]
+                except (IndexError, ValueError):
+                    pass
+        raise AttributeError(self.name)
+
+
 def _as_plain(obj: Any) -> Any:
     if isinstance(obj, Row):
         return obj.as_dict(True)
@@ -260,13 +282,10 @@ def _as_plain(obj: Any) -> Any:
     return obj
 
 
-# Slot setters that bypass ``Row.__setattr__`` (which refuses field-like names): rows are made
-# per record, so their construction is on the hot path.
+# Rows are made per record (a source's, a declared output's, an unpickled one's): their slots
+# are set directly after ``object.__new__``, without ``__init__``'s checks (Row has no
+# ``__setattr__``: its slots, and no ``__dict__``, refuse every other attribute).
 _new_row = object.__new__
-_set_fields = Row.__dict__["_fields"].__set__
-_set_values = Row.__dict__["_values"].__set__
-_set_from_dict = Row.__dict__["_from_dict"].__set__
-_set_kind = Row.__dict__["_row_kind"].__set__
 
 
 def _named_row(names: list[str], values: list[Any]) -> Row:
@@ -274,8 +293,8 @@ def _named_row(names: list[str], values: list[Any]) -> Row:
     not copied: Row never changes it in place), its slots set directly: for a row per record
     (``_conform``'s tuple to ``ROW_NAMED``), without ``_create_row``'s copies."""
     row = _new_row(Row)
-    _set_fields(row, names)
-    _set_values(row, values)
-    _set_from_dict(row, False)
-    _set_kind(row, RowKind.INSERT)
+    row._fields = names
+    row._values = values
+    row._from_dict = False
+    row._row_kind = _INSERT
     return row

@@ -17,7 +17,7 @@ from ._conform import DeclaredTypeError, conformer, exact_class, has_float32, to
 from ._row import Row as _Row
 from ._row import RowKind as _RowKind
 from ._row import _create_row as create_row
-from ._row import _new_row, _set_fields, _set_from_dict, _set_kind, _set_values
+from ._row import _new_row
 
 __all__ = [
     "DeclaredTypeError",
@@ -27,6 +27,7 @@ __all__ = [
     "exact_class",
     "has_float32",
     "make_rows",
+    "row_lists",
     "to_float32",
 ]
 
@@ -34,22 +35,36 @@ __all__ = [
 def make_rows(names: list[str], tuples: Iterable[Sequence[Any]]) -> list[_Row]:
     """``create_row(names, t)`` for each of ``tuples``, sharing ``names`` (Row never changes it
     in place): the per-record cost of a DataFrame source is mostly making its Rows, so the slots
-    are set directly."""
-    new, fields, values, from_dict, kind, insert = (
-        _new_row,
-        _set_fields,
-        _set_values,
-        _set_from_dict,
-        _set_kind,
-        _RowKind.INSERT,
-    )
+    are set directly (as ``_row._named_row`` does, inline: a call per record less)."""
+    new, row_class, insert = _new_row, _Row, _RowKind.INSERT
     out: list[_Row] = []
     append = out.append
     for t in tuples:
-        row = new(_Row)
-        fields(row, names)
-        values(row, list(t))
-        from_dict(row, False)
-        kind(row, insert)
+        row = new(row_class)
+        row._fields = names
+        row._values = list(t)
+        row._from_dict = False
+        row._row_kind = insert
         append(row)
     return out
+
+
+def row_lists(values: Sequence[Any]) -> tuple[list[str] | None, list[list[Any]]] | None:
+    """When every one of ``values`` is a ``Row`` (not a subclass) of kind INSERT with the same
+    field names: those names and each row's list of values (``make_rows`` makes such rows
+    again); else None. How rows from user functions travel in bulk between Spark passes.
+
+    >>> from fs_compat.common import Row
+    >>> row_lists([Row(a=1, b=2), Row(a=3, b=4)]), row_lists([Row(a=1), Row(b=1)])
+    ((['a', 'b'], [[1, 2], [3, 4]]), None)
+    """
+    if not values or values[0].__class__ is not _Row:
+        return None
+    names = values[0]._fields
+    insert = _RowKind.INSERT
+    lists = [
+        r._values
+        for r in values
+        if r.__class__ is _Row and r._row_kind is insert and (r._fields is names or r._fields == names)
+    ]
+    return (names, lists) if len(lists) == len(values) else None

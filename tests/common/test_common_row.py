@@ -144,3 +144,23 @@ def test_pickle_and_copy_keep_names_values_and_kind(row: Row) -> None:
         assert clone == row
         assert repr(clone) == repr(row)
         assert clone.get_row_kind() is row.get_row_kind()
+
+
+def test_a_field_read_as_an_attribute_reads_each_rows_own_fields() -> None:
+    # After the first read of ``.zz_name`` (Row.__getattr__), Row reads it through a descriptor;
+    # every row still answers with its own field, or an AttributeError.
+    first, other = Row(zz_name="a", n=1), Row(n=2, zz_name="b")
+    assert (first.zz_name, other.zz_name) == ("a", "b")
+    assert not hasattr(Row, "zz_name")  # not a class attribute to anyone looking
+    assert Row(zz_name=None).zz_name is None
+    with pytest.raises(AttributeError):
+        _ = Row(n=3).zz_name  # no such field
+    with pytest.raises(AttributeError):
+        _ = Row("zz_name", 1).zz_name  # positional: no names at all
+    with pytest.raises(AttributeError):
+        Row(zz_name=1).zz_name = 2  # still read-only
+    row = Row(zz_name=1, n=2)
+    row["zz_name"] = 5
+    assert row.zz_name == 5  # reads the value as it is now
+    methods = Row(as_dict=1)
+    assert callable(methods.as_dict) and methods["as_dict"] == 1  # Row's methods come first
