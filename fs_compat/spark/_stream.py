@@ -147,7 +147,7 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
-from ._convert import OutputColumns, RowReader, dumps, dumps_all
+from ._convert import OutputColumns, RowReader, dumps, dumps_copies, loads_copies
 from ._events import watermark_column
 from ._progress import METRICS_COLUMN, metric_changes, runner_metrics, watch
 from ._routing import selects_field, split_keys
@@ -1155,12 +1155,12 @@ def _chunks(
 def _chunk(
     places: list[int], values: list[Any], stamps: list[int | None], keys: list[Any], each: bool
 ) -> bytes:
-    """A chunk's ``v``; ``_Records`` reads it. With ``each``, every value is pickled on its own
-    first (values from user functions: one emitted twice, or two sharing a part, reach the next
-    step as copies, as across a Flink network boundary, where one pickle would keep them one
-    object); else (a DataFrame source's tuples of column values, which share nothing) all in
-    one pickle."""
-    return dumps((places, dumps_all(values) if each else values, stamps, keys, each))
+    """A chunk's ``v``; ``_Records`` reads it. With ``each``, the values are pickled as copies
+    (``dumps_copies``: values from user functions, one emitted twice or two sharing a part,
+    reach the next step as two objects, as across a Flink network boundary, where a plain pickle
+    would keep them one); else (a DataFrame source's tuples of column values, which share
+    nothing) in the chunk's pickle."""
+    return dumps((places, dumps_copies(values) if each else values, stamps, keys, each))
 
 
 def _arrow_schema() -> Any:
@@ -1302,7 +1302,7 @@ class _Records:
                 continue
             places, chunk_values, chunk_stamps, chunk_keys, each = loads(blob)
             if each:
-                chunk_values = [loads(b) for b in chunk_values]
+                chunk_values = loads_copies(chunk_values)
             all_seqs += [first + p for p in places]
             all_chs += [ch] * len(places)
             values += chunk_values
