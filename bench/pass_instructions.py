@@ -102,19 +102,12 @@ def replay(path: str, which: str, runs: int) -> None:
 
 def instructions(path: str, which: str, runs: int) -> int:
     """The instructions callgrind counts for a replay of ``runs`` runs."""
-    command = [
-        "valgrind",
-        "--tool=callgrind",
-        "--callgrind-out-file=/dev/null",
-        sys.executable,
-        __file__,
-        "--replay",
-        path,
-        "--pass",
-        which,
-        "--runs",
-        str(runs),
-    ]
+    return callgrind([__file__, "--replay", path, "--pass", which, "--runs", str(runs)])
+
+
+def callgrind(arguments: list[str]) -> int:
+    """The instructions callgrind counts for a child ``python *arguments``."""
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *arguments]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     found = re.search(r"refs:\s*([\d,]+)", done.stderr)
     if done.returncode != 0 or found is None:

@@ -22,7 +22,9 @@ Queries over the same files, in the same run, one after the other:
   2 key groups: how the per-group overhead scales); ``stateless`` (issue 17's *stateless floor*: no
   state store at all, ``repartition(2, "key").mapInArrow(f)`` over an in-memory dict per worker
   process, neither persisted nor restartable; ``fs-compat / stateless floor`` is printed, target
-  <= 2.5x).
+  <= 2.5x); ``tws`` (fs-compat's design without fs-compat: the ``chunk`` pre-pass, then
+  ``transformWithStateInPandas`` over 128 key groups, one ``ValueState`` per group holding the
+  pickled dict, no user functions: what a target on the stateless floor is bounded by).
 
 Every query's output is checked (row count, the last count of key "0"). Prints, per query, ms per
 micro-batch (median over the batches after the first, which warms up workers), the medians of
@@ -90,9 +92,8 @@ def stream(spark: Any, folder: str) -> Any:
     )
 
 
-def fs_compat_query(
-    spark: Any, folder: str, work: str, key_groups: int | None = None, chained: bool = False
-) -> Any:
+def fs_compat_frame(spark: Any, folder: str, key_groups: int | None = None, chained: bool = False) -> Any:
+    """The fs-compat job's streaming DataFrame (``to_dataframe()``), not started."""
     from fs_compat.common import Configuration, Types
     from fs_compat.datastream import MapFunction, StreamExecutionEnvironment
     from fs_compat.datastream.state import ValueStateDescriptor
@@ -124,7 +125,6 @@ def fs_compat_query(
     env.set_parallelism(1)  # as every earlier run measured it (the default is now the cores)
     if key_groups is not None:  # the number of key groups (state rows) is the max parallelism
         env.set_max_parallelism(key_groups)
-    suffix = ("" if key_groups is None else "-kg") + ("-chained" if chained else "")
     out = Types.ROW_NAMED(["key", "count", "sum"], [Types.STRING(), Types.LONG(), Types.LONG()])
     ds = (
         env.from_dataframe(stream(spark, folder))
@@ -133,8 +133,15 @@ def fs_compat_query(
     )
     if chained:  # a second keyed step in the same query
         ds = ds.key_by(lambda r: r[0]).map(Highest(), output_type=out)
+    return ds.to_dataframe()
+
+
+def fs_compat_query(
+    spark: Any, folder: str, work: str, key_groups: int | None = None, chained: bool = False
+) -> Any:
+    suffix = ("" if key_groups is None else "-kg") + ("-chained" if chained else "")
     return (
-        ds.to_dataframe()
+        fs_compat_frame(spark, folder, key_groups, chained)
         .writeStream.format("parquet")
         .option("checkpointLocation", os.path.join(work, "ck-fs" + suffix))
         .trigger(availableNow=True)
@@ -189,6 +196,7 @@ FLOORS = {
     "expr8": ("expr", 8),
     "expr2": ("expr", 2),
     "stateless": ("stateless", 2),
+    "tws": ("tws", 128),
 }
 
 
@@ -275,16 +283,24 @@ def _floor_count_sum(key: Any, pdfs: Iterator[Any], state: Any) -> Iterator[Any]
     """One key group: a pickled dict ``{key: (count, sum)}`` in one state row, a tight loop."""
     import pickle
 
-    import pandas as pd
-
     table = pickle.loads(state.get[0]) if state.exists else {}
-    get = table.get
     columns: list[tuple[list[str], list[int]]] = []  # (keys, values)
     for pdf in pdfs:
         if "chunk" in pdf:
             columns += [pickle.loads(blob) for blob in pdf["chunk"].tolist()]
         else:
             columns.append((pdf["key"].tolist(), pdf["value"].tolist()))
+    frame = _count_sum_frame(table, columns)
+    state.update((pickle.dumps(table, protocol=5),))
+    yield frame
+
+
+def _count_sum_frame(table: dict[str, tuple[int, int]], columns: list[tuple[list[str], list[int]]]) -> Any:
+    """The engine floors' tight loop: W1's running rows of ``columns`` (keys, values), as a
+    pandas frame, the counts and sums kept in ``table``."""
+    import pandas as pd
+
+    get = table.get
     keys: list[str] = []
     counts: list[int] = []
     sums: list[int] = []
@@ -296,44 +312,74 @@ def _floor_count_sum(key: Any, pdfs: Iterator[Any], state: Any) -> Iterator[Any]
             keys.append(k)
             counts.append(count)
             sums.append(total)
-    state.update((pickle.dumps(table, protocol=5),))
-    yield pd.DataFrame({"key": keys, "count": counts, "sum": sums})
+    return pd.DataFrame({"key": keys, "count": counts, "sum": sums})
 
 
-def floor_query(spark: Any, folder: str, work: str, variant: str) -> Any:
+def _tws_floor_processor() -> Any:
+    """The ``tws`` floor's processor: fs-compat's streaming design without fs-compat, a
+    ``transformWithStateInPandas`` over the chunk pre-pass's key groups with one ``ValueState`` per
+    group holding a pickled dict ``{key: (count, sum)}`` (one read and one write, each a round trip
+    to Spark's state server), a tight loop, no user functions, no timers."""
+    from pyspark.sql.streaming import StatefulProcessor
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    class CountSumByGroup(StatefulProcessor):  # type: ignore[misc]
+        def init(self, handle: Any) -> None:
+            self.blob = handle.getValueState("blob", StructType([StructField("blob", BinaryType())]))
+
+        def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:  # noqa: N802,N803
+            import pickle
+
+            held = self.blob.get()
+            table = pickle.loads(held[0]) if held is not None else {}
+            frame = _count_sum_frame(table, [pickle.loads(b) for pdf in rows for b in pdf["chunk"].tolist()])
+            self.blob.update((pickle.dumps(table, protocol=5),))
+            yield frame
+
+        def close(self) -> None:
+            pass
+
+    return CountSumByGroup()
+
+
+def floor_frame(spark: Any, folder: str, variant: str) -> Any:
+    """The engine floor ``variant``'s streaming DataFrame, not started."""
     from pyspark.sql import functions as sf
     from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
     how, groups = FLOORS[variant]
     source = stream(spark, folder)
-    if how == "stateless":
-        df = source.repartition(groups, "key").mapInArrow(
-            _stateless_count_sum, "key STRING, count LONG, sum LONG"
-        )
-        return (
-            df.writeStream.format("parquet")
-            .option("checkpointLocation", os.path.join(work, f"ck-floor-{variant}"))
-            .trigger(availableNow=True)
-            .start(os.path.join(work, f"out-floor-{variant}"))
-        )
-    if how == "expr":
-        keyed = source.withColumn("kg", sf.expr(f"pmod(hash(key), {groups})"))
-    elif how == "pre":
-        keyed = source.mapInArrow(_crc_key_groups(groups), "key STRING, value LONG, kg INT")
-    else:
-        keyed = source.mapInArrow(_crc_chunks(groups), "kg INT, chunk BINARY")
     out_schema = StructType(
         [StructField("key", StringType()), StructField("count", LongType()), StructField("sum", LongType())]
     )
-    df = keyed.groupBy("kg").applyInPandasWithState(
-        _floor_count_sum,
-        outputStructType=out_schema,
-        stateStructType=StructType([StructField("blob", BinaryType())]),
-        outputMode="append",
-        timeoutConf="NoTimeout",
-    )
+    if how == "stateless":
+        df = source.repartition(groups, "key").mapInArrow(_stateless_count_sum, out_schema)
+    elif how == "tws":
+        chunks = source.mapInArrow(_crc_chunks(groups), "kg INT, chunk BINARY")
+        df = chunks.groupBy("kg").transformWithStateInPandas(
+            _tws_floor_processor(), outputStructType=out_schema, outputMode="Append", timeMode="None"
+        )
+    else:
+        if how == "expr":
+            keyed = source.withColumn("kg", sf.expr(f"pmod(hash(key), {groups})"))
+        elif how == "pre":
+            keyed = source.mapInArrow(_crc_key_groups(groups), "key STRING, value LONG, kg INT")
+        else:
+            keyed = source.mapInArrow(_crc_chunks(groups), "kg INT, chunk BINARY")
+        df = keyed.groupBy("kg").applyInPandasWithState(
+            _floor_count_sum,
+            outputStructType=out_schema,
+            stateStructType=StructType([StructField("blob", BinaryType())]),
+            outputMode="append",
+            timeoutConf="NoTimeout",
+        )
+    return df
+
+
+def floor_query(spark: Any, folder: str, work: str, variant: str) -> Any:
     return (
-        df.writeStream.format("parquet")
+        floor_frame(spark, folder, variant)
+        .writeStream.format("parquet")
         .option("checkpointLocation", os.path.join(work, f"ck-floor-{variant}"))
         .trigger(availableNow=True)
         .start(os.path.join(work, f"out-floor-{variant}"))
