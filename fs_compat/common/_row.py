@@ -205,8 +205,10 @@ class Row:
         except (IndexError, ValueError):
             raise AttributeError(item) from None
         # Row has no attribute ``item`` (or this hook would not run): from now on ``_Field``
-        # reads it, without this hook's failed lookup first.
-        setattr(Row, item, _Field(item))
+        # reads it, without this hook's failed lookup first (not for a name the class itself
+        # answers through ``type``, such as ``mro``: ``Row.mro()`` must keep working).
+        if not hasattr(type, item):
+            setattr(Row, item, _Field(item))
         return value
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -164,3 +164,4 @@ def test_a_field_read_as_an_attribute_reads_each_rows_own_fields() -> None:
     assert row.zz_name == 5  # reads the value as it is now
     methods = Row(as_dict=1)
     assert callable(methods.as_dict) and methods["as_dict"] == 1  # Row's methods come first
+    assert Row(mro=1).mro == 1 and Row.mro()[0] is Row  # the class's own (type's) names stay
