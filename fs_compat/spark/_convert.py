@@ -69,8 +69,11 @@ def dumps_copies(values: Sequence[Any]) -> bytes:
     rows = row_lists(values)
     out = io.BytesIO()
     pickler = pickle.Pickler(out, protocol=5)
-    pickler.fast = True  # no memo: what is reached twice is written twice
     try:
+        # No memo: what is reached twice is written twice. (``fast`` is documented as
+        # deprecated since Python 3.0 and still works in 3.11; a Python without it takes the
+        # path below, and test_stream_records checks the copies.)
+        pickler.fast = True
         pickler.dump((_ROW_LISTS, rows) if rows is not None else (_VALUES, list(values)))
     except Exception:  # a cycle, or a value pickle cannot take
         return _pickle_dumps((_EACH, dumps_all(values)), 5)
