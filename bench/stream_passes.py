@@ -55,14 +55,11 @@ JOBS = ("fs-compat", "fs-chained", "tws")
 
 
 class _Value:
-    """A ``ValueState`` in memory: one value per grouping key."""
+    """A ``ValueState`` in memory: one value per grouping key (what fs-compat's processor calls)."""
 
     def __init__(self, owner: _Handle) -> None:
         self.owner = owner
         self.held: dict[Any, Any] = {}
-
-    def exists(self) -> bool:
-        return self.owner.key in self.held
 
     def get(self) -> Any:
         return self.held.get(self.owner.key)
@@ -75,7 +72,7 @@ class _Value:
 
 
 class _Map:
-    """A ``MapState`` in memory: one dict per grouping key."""
+    """A ``MapState`` in memory: one dict per grouping key (what fs-compat's processor calls)."""
 
     def __init__(self, owner: _Handle) -> None:
         self.owner = owner
@@ -84,26 +81,14 @@ class _Map:
     def _mine(self) -> dict[Any, Any]:
         return self.held.setdefault(self.owner.key, {})
 
-    def exists(self) -> bool:
-        return bool(self.held.get(self.owner.key))
-
     def getValue(self, key: Any) -> Any:  # noqa: N802 - Spark's name
         return self._mine().get(tuple(key))
-
-    def containsKey(self, key: Any) -> bool:  # noqa: N802
-        return tuple(key) in self._mine()
 
     def updateValue(self, key: Any, value: Any) -> None:  # noqa: N802
         self._mine()[tuple(key)] = tuple(value)
 
     def iterator(self) -> Iterator[tuple[Any, Any]]:
         return iter(list(self._mine().items()))
-
-    def keys(self) -> Iterator[Any]:
-        return iter(list(self._mine()))
-
-    def values(self) -> Iterator[Any]:
-        return iter(list(self._mine().values()))
 
     def removeKey(self, key: Any) -> None:  # noqa: N802
         self._mine().pop(tuple(key), None)

@@ -1118,7 +1118,7 @@ def _chunks(
     input order) and ``n``. Spark then moves, sorts and hands the key-group pass ~128 rows per
     10,000 records instead of 10,000 (``bench/w1_stream.py``: PySpark's
     ``transformWithStateInPandas`` spends a Python loop per row on its input). ``each``: the
-    values come from user functions, and each is pickled on its own (see ``_chunk``).
+    values come from user functions, and are pickled as copies (see ``_chunk``).
 
     >>> kgs, seqs, vs, ns = _chunks([3, 5, 3], 100, ["a", "b", "c"], [7, 8, 9], ["x", 1, 2.5], False)
     >>> kgs, seqs, ns
