@@ -1352,14 +1352,6 @@ class _Records:
         return [(int(chs[a]), values[a:b], stamps[a:b], keys[a:b]) for a, b in itertools.pairwise(cuts)]
 
 
-def _object_frame(columns: dict[str, list[Any]]) -> Any:
-    """A pandas frame of ``columns`` (equal lengths), every column of Python objects as they
-    are: one constructor call (a ``Series`` per column first costs ~4x as much per call)."""
-    import pandas as pd
-
-    return pd.DataFrame(columns, dtype=object)
-
-
 def _stamps(column: Any) -> list[int | None]:
     """The timestamps of a pandas column of ``ts`` (null: None), as ints."""
     import pandas as pd
@@ -1759,7 +1751,7 @@ class _KeyGroups:
                     p = self.keyed.parallelism or self.config.parallelism
                     index = subtask_of(kg, p, self.config.max_parallelism)
                     frame[self.channel_column] = [index] * len(results) + tail
-            yield _object_frame(frame)
+            yield self.out.frame(frame)
 
     def _marks(self, row: _StateRow | None, batch: dict[int, int]) -> tuple[int | None, ...]:
         """Each channel's watermark after this call: the row's, or the markers' when above."""
@@ -2213,7 +2205,7 @@ class _Relay:
             frame[self.metrics_column] = [None] * len(values)
             if self.channel_column is not None:
                 frame[self.channel_column] = [ch for ch, vs, _ts in runs for _v in vs]
-        yield _object_frame(frame)
+        yield self.out.frame(frame)
 
 
 class _Lane:
