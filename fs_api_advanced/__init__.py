@@ -48,13 +48,14 @@ from ._plain import (
 )
 from ._pq import KeyedPriorityQueueState, KeyedPriorityQueueStateFactory
 from ._ttl import Clock, TtlConfig, TtlUpdate, TtlVisibility, system_clock
-from ._value import KeyedValueState, KeyedValueStateFactory
+from ._value import CellFactory, KeyedValueState, KeyedValueStateFactory
 
 __all__ = [
     "AggregateFunc",
     "AggregatingState",
     "BoolCodec",
     "BytesCodec",
+    "CellFactory",
     "Clock",
     "Codec",
     "FloatCodec",

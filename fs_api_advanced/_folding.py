@@ -7,10 +7,10 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 
 from fs_api import KvStore
 
-from ._base import HasStores, KeyedFactoryBase, require
+from ._base import HasStores, require
 from ._codecs import Codec, PickleCodec, default_codec_for
 from ._ttl import Clock, TtlConfig
-from ._value import ValueCell
+from ._value import CellFactory, ValueCell
 
 V = TypeVar("V")
 T = TypeVar("T")
@@ -35,7 +35,7 @@ class AggregateFunc(Protocol[T_contra, ACC, R_co]):
     def merge(self, acc_a: ACC, acc_b: ACC) -> ACC: ...
 
 
-class KeyedReducingStateFactory(KeyedFactoryBase, Generic[V]):
+class KeyedReducingStateFactory(CellFactory, Generic[V]):
     """Makes KeyedReducingState views: the first value is stored as is, then
     ``reduce_func(current, value)``.
 
@@ -139,7 +139,7 @@ class KeyedReducingState(ValueCell, Generic[V]):
         return (self._codec.decode(raw), True)
 
 
-class KeyedAggregatingStateFactory(KeyedFactoryBase, Generic[T, ACC, R]):
+class KeyedAggregatingStateFactory(CellFactory, Generic[T, ACC, R]):
     """Makes KeyedAggregatingState views folding values into an accumulator."""
 
     _kind = "keyed aggregating"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Generic, TypeVar, overload
 
-from fs_api import KvStore
+from fs_api import ComplexKey, KvStore
 
 from ._base import HasStores, KeyedFactoryBase, as_bytes, require
 from ._codecs import Codec, PickleCodec, default_codec_for
@@ -60,7 +61,42 @@ class ValueCell:
         self._store.delete(self._ck)
 
 
-class KeyedValueStateFactory(KeyedFactoryBase, Generic[V]):
+class CellFactory(KeyedFactoryBase):
+    """A factory whose views each hold one stored value (a ``ValueCell``): value, reducing and
+    aggregating state. ``write_cells`` writes many of them at once."""
+
+    def write_cells(self, cells: Iterable[tuple[bytes, bytes | None]], namespace: bytes | str = b"") -> None:
+        """Write the stored payload of each ``(primary key, payload)`` of ``cells`` in
+        ``namespace``, as a view of that key would (``write_raw``, TTL stamped), or clear it when
+        the payload is None: for writing back many keys' values at once (a snapshot of values a
+        cache kept as objects), without a view per key.
+
+        >>> from fs_api.testing import LocalContext
+        >>> from fs_api_advanced import IntCodec
+        >>> factory = KeyedValueStateFactory.from_context(LocalContext(), "counters", b"", IntCodec())
+        >>> factory.write_cells([(b"a", IntCodec().encode(1)), (b"b", IntCodec().encode(2))])
+        >>> factory.write_cells([(b"a", None)])
+        >>> factory.new_keyed_value(b"a", b"").value(), factory.new_keyed_value(b"b", b"").value()
+        ((None, False), (2, True))
+        """
+        ns = as_bytes(f"{self._kind} state namespace", namespace)
+        store, kg, ttl = self._store, self._key_group, self._ttl
+        for primary_key, payload in cells:
+            pk = (
+                primary_key
+                if primary_key.__class__ is bytes
+                else as_bytes(f"{self._kind} state primary_key", primary_key)
+            )
+            if ttl is not None:
+                cell = ValueCell(self, pk, ns)
+                cell.write_raw(payload) if payload is not None else cell.clear()
+            elif payload is None:
+                store.delete(ComplexKey(kg, pk, ns, b""))
+            else:
+                store.put(ComplexKey(kg, pk, ns, b""), payload)
+
+
+class KeyedValueStateFactory(CellFactory, Generic[V]):
     """Makes KeyedValueState views of one store and key group.
 
     >>> from fs_api.testing import LocalContext

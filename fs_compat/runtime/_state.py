@@ -16,6 +16,7 @@ from typing_extensions import TypeVar
 from fs_api import ComplexKey, KvStore, MemoryKvStore
 from fs_api_advanced import (
     AggregateFunc,
+    CellFactory,
     Codec,
     KeyedAggregatingStateFactory,
     KeyedFactoryBase,
@@ -380,16 +381,19 @@ class _HeapCell(_Bound):
         """Encode the values written since the last flush into the store."""
         if not self._dirty:
             return
-        backend, spec, cache = self._backend, self._spec, self._cache
-        group_of, encode = backend.key_encoder.key_group, spec.value_codec.encode
+        cache, empty = self._cache, self._empty
+        group_of, encode = self._backend.key_encoder.key_group, self._spec.value_codec.encode
         self._stored = True
+        groups: dict[int, list[tuple[bytes, bytes | None]]] = {}  # (key, payload; None: cleared)
         for pk in sorted(self._dirty):
             value = cache[pk]
-            cell = backend.bind(spec, self.factory(group_of(pk)), pk)
-            if value is self._empty:
-                cell.clear()
-            else:
-                cell.write_raw(value.data if value.__class__ is _Raw else encode(value))
+            payload = None if value is empty else value.data if value.__class__ is _Raw else encode(value)
+            cells = groups.get(kg := group_of(pk))
+            if cells is None:
+                cells = groups[kg] = []
+            cells.append((pk, payload))
+        for kg, cells in groups.items():
+            cast(CellFactory, self.factory(kg)).write_cells(cells)
         self._dirty.clear()
         self._bound_pk = None
 
