@@ -273,3 +273,36 @@ def test_a_chunk_hands_values_from_user_functions_on_as_copies(each: bool) -> No
     assert (ch, values, stamps, keys) == (0, sent, [5, None, 7], ["k", None, 3])
     if each:
         assert values[0] is not values[2] and values[0] is not values[1][0]
+
+
+def test_output_frames_type_only_columns_whose_values_all_fit_and_arrow_reads_them_the_same() -> None:
+    """``OutputColumns.frame`` gives a ``LONG`` column of ints only as ``int64`` and a ``DOUBLE``
+    column of floats only as ``float64``; any other column (a null, a bool, an int beyond 64
+    bits, an int among floats) holds Python objects. Arrow makes of each frame what it makes of
+    the all-object frame the key-group pass gave before: the same values and nulls, or the same
+    refusal (a bool for a long, an int beyond 64 bits)."""
+    out = OutputColumns(Types.ROW_NAMED(["k", "n", "x"], [Types.STRING(), Types.LONG(), Types.DOUBLE()]))
+    schema = out.arrow_schema()
+
+    def arrow(frame: pd.DataFrame) -> Any:
+        try:
+            return pa.Table.from_pandas(frame, schema=schema, preserve_index=False).to_pylist()
+        except (TypeError, ValueError, OverflowError, pa.ArrowException) as exc:
+            return type(exc)
+
+    cases = [
+        ({"k": ["a", "b"], "n": [1, -(2**63)], "x": [0.5, float("nan")]}, ["object", "int64", "float64"]),
+        ({"k": ["a", None], "n": [1, None], "x": [1, 2.5]}, ["object", "object", "object"]),
+        ({"k": ["a", "b"], "n": [True, 2**63 - 1], "x": [None, 0.25]}, ["object", "object", "object"]),
+        ({"k": ["a"], "n": [2**64], "x": [1.0]}, ["object", "object", "float64"]),
+    ]
+    results = []
+    for columns, dtypes in cases:
+        frame = out.frame(columns)
+        assert [str(t) for t in frame.dtypes] == dtypes
+        results.append(arrow(frame))
+        assert results[-1] == arrow(pd.DataFrame(columns, dtype=object))
+    assert results[0] == [{"k": "a", "n": 1, "x": 0.5}, {"k": "b", "n": -(2**63), "x": None}]
+    assert results[1] == [{"k": "a", "n": 1, "x": 1.0}, {"k": None, "n": None, "x": 2.5}]
+    assert results[2] is pa.ArrowTypeError  # a bool is no long
+    assert results[3] is OverflowError
