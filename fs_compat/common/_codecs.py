@@ -310,6 +310,8 @@ class TupleCodec(_PartsCodec[tuple[Any, ...]]):
             for c in self.codecs
         )
         self._int_range = self._ints[0] if self._ints and len(set(self._ints)) == 1 else None
+        #: The range of a pair of integers of one range (a count and a sum ...): the hot case.
+        self._pair = self._int_range if self._width == 2 else None
 
     def encode(self, value: tuple[Any, ...]) -> bytes:
         if not isinstance(value, (tuple, list, Row)):
@@ -328,15 +330,19 @@ class TupleCodec(_PartsCodec[tuple[Any, ...]]):
         return values
 
     def kept_as_is(self, value: tuple[Any, ...]) -> bool:
+        pair = self._pair
+        if pair is not None:  # a pair of integers: unrolled, no loop, no call
+            if value.__class__ is not tuple or len(value) != 2:
+                return False
+            a, b = value
+            lo, hi = pair
+            return ((a.__class__ is int and lo <= a <= hi) or a is None) and (
+                (b.__class__ is int and lo <= b <= hi) or b is None
+            )
         if type(value) is not tuple or len(value) != self._width:
             return False
         if self._int_range is not None:  # every field an integer of one range (the common case)
             lo, hi = self._int_range
-            if self._width == 2:  # a pair (count and sum ...): unrolled, no loop
-                a, b = value
-                return ((type(a) is int and lo <= a <= hi) or a is None) and (
-                    (type(b) is int and lo <= b <= hi) or b is None
-                )
             for v in value:
                 if (type(v) is not int or not lo <= v <= hi) and v is not None:
                     return False
