@@ -149,6 +149,24 @@ class MemoryKvStore(KvStore):
             for uk, value in entries.items()
         ]
 
+    def complex_entries(self, key_group: bytes) -> list[tuple[bytes, bytes, bytes, bytes]]:
+        """The entries of ``key_group`` as ``(key, namespace, user_key, value)``, unordered:
+        ``complex_items`` of one key group without a ``ComplexKey`` each (a snapshot of a key
+        group reads every entry it holds).
+
+        >>> store = MemoryKvStore()
+        >>> store.put(ComplexKey(b"g", b"k", b"", b"u"), b"v")
+        >>> store.complex_entries(b"g"), store.complex_entries(b"other")
+        ([(b'k', b'', b'u', b'v')], [])
+        """
+        kg = check_part("key_group", key_group)
+        return [
+            (prefix[1], prefix[2], uk, _frozen(value))
+            for prefix, entries in self._complex.items()
+            if prefix[0] == kg
+            for uk, value in entries.items()
+        ]
+
     def __len__(self) -> int:
         """Number of entries in both keyspaces."""
         return len(self._plain) + sum(len(e) for e in self._complex.values())

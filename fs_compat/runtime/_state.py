@@ -814,10 +814,7 @@ class KeyedStateBackend:
         kgb = key_group_bytes(key_group)
         stores: dict[str, list[StateEntry]] = {}
         for name, store in self.stores.items():
-            entries = [
-                (ck.key, ck.namespace, ck.user_key, value)
-                for ck, value in _memory(store, name).complex_items(kgb)
-            ]
+            entries = _memory(store, name).complex_entries(kgb)
             if entries:
                 stores[name] = entries
         return stores
