@@ -306,3 +306,34 @@ def test_output_frames_type_only_columns_whose_values_all_fit_and_arrow_reads_th
     assert results[1] == [{"k": "a", "n": 1, "x": 1.0}, {"k": None, "n": None, "x": 2.5}]
     assert results[2] is pa.ArrowTypeError  # a bool is no long
     assert results[3] is OverflowError
+
+
+def test_records_read_frames_as_every_pandas_conversion_of_pyspark_gives_them() -> None:
+    """A key group's frame of chunks and a marker (a channel's watermark) reads the same whether
+    PySpark gave its integer columns with nulls as floats (its default), as objects with None
+    (``integer_object_nulls``) or as ``Int64`` extension arrays (``preferIntExtensionDtype``)."""
+    kgs, seqs, vs, ns = _chunks(
+        [4, 4, 4], 10, [("a", 1), ("b", 2), ("a", 3)], [5, None, 7], ["k", None, 3], False
+    )
+    table = pa.table(
+        {
+            "kg": pa.array([*kgs, 4], pa.int32()),
+            "seq": pa.array([*seqs, -1], pa.int64()),
+            "v": pa.array([*vs, None], pa.binary()),
+            "ts": pa.array([None, 90], pa.int64()),
+            "ki": pa.array([None, 0], pa.int64()),
+            "ks": pa.array([None, None], pa.string()),
+            "ch": pa.array([0, 0], pa.int32()),
+            "n": pa.array([*ns, None], pa.int32()),
+        }
+    )
+    frames = [
+        table.to_pandas(),
+        table.to_pandas(integer_object_nulls=True),
+        table.to_pandas(types_mapper={pa.int32(): pd.Int32Dtype(), pa.int64(): pd.Int64Dtype()}.get),
+    ]
+    assert str(frames[2]["n"].dtype) == "Int32"
+    for frame in frames:
+        records = _Records.of([frame])
+        assert records.ordered() == [(0, [("a", 1), ("b", 2), ("a", 3)], [5, None, 7], ["k", None, 3])]
+        assert records.wms == {0: 90}
