@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Generic, TypeVar, overload
 
-from fs_api import ComplexKey, KvStore
+from fs_api import KvStore
 
 from ._base import HasStores, KeyedFactoryBase, as_bytes, require
 from ._codecs import Codec, PickleCodec, default_codec_for
@@ -80,20 +80,19 @@ class CellFactory(KeyedFactoryBase):
         ((None, False), (2, True))
         """
         ns = as_bytes(f"{self._kind} state namespace", namespace)
-        store, kg, ttl = self._store, self._key_group, self._ttl
+        store, ttl = self._store, self._ttl
         for primary_key, payload in cells:
-            pk = (
-                primary_key
-                if primary_key.__class__ is bytes
-                else as_bytes(f"{self._kind} state primary_key", primary_key)
-            )
-            if ttl is not None:
+            pk = as_bytes(f"{self._kind} state primary_key", primary_key)
+            if ttl is not None:  # stamped and tracked for cleanup, as a view does it
                 cell = ValueCell(self, pk, ns)
-                cell.write_raw(payload) if payload is not None else cell.clear()
+                if payload is None:
+                    cell.clear()
+                else:
+                    cell.write_raw(payload)
             elif payload is None:
-                store.delete(ComplexKey(kg, pk, ns, b""))
+                store.delete(self.complex_key(pk, ns))
             else:
-                store.put(ComplexKey(kg, pk, ns, b""), payload)
+                store.put(self.complex_key(pk, ns), payload)
 
 
 class KeyedValueStateFactory(CellFactory, Generic[V]):

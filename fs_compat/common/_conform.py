@@ -38,7 +38,7 @@ from decimal import Decimal
 from numbers import Real
 from typing import Any
 
-from ._row import Row, RowKind, _named_row
+from ._row import Row, _named_row
 from ._time import Instant
 from ._typeinfo import (
     BasicArrayTypeInfo,
@@ -105,7 +105,7 @@ def conformer(type_info: Any, full: bool = False) -> Conform | None:
             detail = str(exc)
             raise DeclaredTypeError(value, type_info, "" if detail == _SELF else detail) from None
 
-    if shape is Row:  # a tuple or list that fits becomes a Row in one call, the rest goes here
+    if shape is Row:  # a tuple or list that fits goes straight to the generated check, the rest here
         return _compiled(type_info, conform) or conform
     return conform
 
@@ -358,7 +358,7 @@ def _compiled(info: RowTypeInfo | TupleTypeInfo, fallback: Conform) -> Conform |
     if not as_is or any(a is None for a in as_is):
         return None
     names = [f"f{i}" for i in range(len(as_is))]
-    env: dict[str, Any] = {"fallback": fallback, "Row": Row, "new": object.__new__, "INSERT": RowKind.INSERT}
+    env: dict[str, Any] = {"fallback": fallback, "_named_row": _named_row}
     tests = []
     for i, found in enumerate(as_is):
         assert found is not None
@@ -369,25 +369,18 @@ def _compiled(info: RowTypeInfo | TupleTypeInfo, fallback: Conform) -> Conform |
             env[f"lo{i}"], env[f"hi{i}"] = lo, hi
             test += f" and lo{i} <= {names[i]} <= hi{i}"
         tests.append(f"({names[i]} is None or ({test}))")
-    if isinstance(info, RowTypeInfo):  # ``_named_row``, inlined
+    if isinstance(info, RowTypeInfo):
         env["row_names"] = list(info.get_field_names())
-        made = [
-            "row = new(Row)",
-            "row._fields = row_names",
-            f"row._values = [{', '.join(names)}]",
-            "row._from_dict = False",
-            "row._row_kind = INSERT",
-            "return row",
-        ]
+        made = f"_named_row(row_names, [{', '.join(names)}])"
     else:
-        made = [f"return ({', '.join(names)},)"]
+        made = f"({', '.join(names)},)"
     lines = [
         "def conform(value):",
         "    cls = value.__class__",
         f"    if (cls is tuple or cls is list) and len(value) == {len(names)}:",
         f"        {', '.join(names)}, = value",
         f"        if {' and '.join(tests)}:",
-        *(f"            {line}" for line in made),
+        f"            return {made}",
         "    return fallback(value)",
     ]
     exec("\n".join(lines), env)  # code of the type's arity and classes only: no user text
