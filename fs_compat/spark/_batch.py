@@ -7,7 +7,7 @@ broadcast edges and watermarks, round-robin otherwise. Its run pass (``_run_pass
 events per subtask in ``seq`` order, so per key the order is the input order, and each subtask's
 input watermark is the minimum over its channels, as in Flink. This module plans the stages.
 
-Four shortcuts keep the per-record work down without changing what a step sees:
+Five shortcuts keep the per-record work down without changing what a step sees:
 
 - A bounded DataFrame source read by one step has no pass of its own: that step's route pass
   reads the DataFrame's rows (a source several steps read is read once, into events). When
@@ -21,7 +21,10 @@ Four shortcuts keep the per-record work down without changing what a step sees:
   nobody else reads runs in that step's run pass (``_chain.chained``).
 - Stateless steps (``OperatorNode.stateless``: Bytewax's ``map``, ``filter``, ``flat_map``, ...)
   between a source or a step and the keyed step they feed run in that keyed step's route pass
-  (``_chain.prechained``).
+  (``_chain.prechained``). When they and their source are the keyed step's only input, their
+  outputs cross the shuffle as chunks, one row per subtask and source batch (``RoutePass.packed``,
+  ``_routing.chunks``; the streaming pre-pass's format): Spark moves and sorts a few rows
+  instead of one per record, and the records are pickled and loaded one chunk at a time.
 
 With ``LocalConfig.origins`` every event's ``seq`` carries its origin, the source batch it comes
 from (``_events``): sources number their items so (``SourceBatches``: a source read in batches;
@@ -206,8 +209,10 @@ def _stage(
         if src.source is not None:
             if read.side_tag is not None:  # a source has no side outputs
                 df = df.limit(0)
+            # Chunks when nothing else reaches the step: no other row sorts between their records.
+            packed = len(reads) == 1 and not config.origins
             route = RoutePass(
-                node.name, index, edge, p, config.max_parallelism, 1, src.source, columnar, prechain
+                node.name, index, edge, p, config.max_parallelism, 1, src.source, columnar, prechain, packed
             ).mapper()
             fields = spark_schema(COLUMNAR, src.source.fields) if columnar else spark_schema(FIELDS)
             df = df.mapInArrow(route, schema_with_routing(fields, columnar))

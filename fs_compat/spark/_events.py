@@ -5,7 +5,7 @@ An event (``FIELDS``) is a record (``v`` = the pickled value, ``ts`` its timesta
 or a watermark (``wm`` set), with the output ``tag`` (null for the main output), the upstream
 subtask (``ch``, the channel) and its position in that subtask's output (``seq``). A routed event
 (``ROUTED``) also has ``ROUTING``: which input of the step, which subtask, and the record's key
-when it is an ``int`` or a ``str``.
+when it is an ``int`` or a ``str``; or it is a chunk of records of one subtask (``n`` set).
 """
 
 from __future__ import annotations
@@ -20,11 +20,16 @@ from ._convert import RowReader, dumps
 FIELDS = (("tag", "string"), ("v", "binary"), ("ts", "long"), ("wm", "long"), ("ch", "int"), ("seq", "long"))
 #: A routed event: ``inp`` (which input of the step) and ``part`` (which subtask) added.
 #: ``ki``/``ks``: the record's key, when it is an ``int`` (of 64 bits) or a ``str``, so the run
-#: pass need not call the key selector again.
-ROUTING = (("inp", "int"), ("part", "int"), ("ki", "long"), ("ks", "string"))
+#: pass need not call the key selector again. ``n`` set: the row is a *chunk* of ``n`` records
+#: of one subtask, in order (``RoutePass.packed``, ``_routing.chunks``): ``v`` holds them,
+#: ``seq`` is the first one's, ``ts``, ``wm``, ``ki`` and ``ks`` are null.
+ROUTING = (("inp", "int"), ("part", "int"), ("ki", "long"), ("ks", "string"), ("n", "int"))
 ROUTED = (*FIELDS, *ROUTING)
+#: The ``ROUTING`` a columnar record (``COLUMNAR``) carries: no ``inp`` (it is input 0) and no
+#: ``n`` (it is never a chunk).
+COLUMNAR_ROUTING = ROUTING[1:-1]
 #: A routed record of a DataFrame source that is its step's only input, before the source's
-#: columns (instead of ``v``) and ``ROUTING`` but ``inp``: it has no ``tag``, ``wm``, ``ch`` or
+#: columns (instead of ``v``) and ``COLUMNAR_ROUTING``: it has no ``tag``, ``wm``, ``ch`` or
 #: ``inp`` (the main output, a record, channel 0, input 0), so they do not cross the shuffle.
 COLUMNAR = (("ts", "long"), ("seq", "long"))
 #: Arrow record batches leave a task at this many rows.
@@ -140,10 +145,10 @@ def arrow_schema(fields: Sequence[tuple[str, str]]) -> Any:
 
 
 def schema_with_routing(schema: Any, columnar: bool = False) -> Any:
-    """``schema`` with the ``ROUTING`` fields after it (``columnar``: without ``inp``)."""
+    """``schema`` with the ``ROUTING`` fields after it (``columnar``: ``COLUMNAR_ROUTING``)."""
     from pyspark.sql.types import StructType
 
-    routing = ROUTING[1:] if columnar else ROUTING
+    routing = COLUMNAR_ROUTING if columnar else ROUTING
     return StructType([*schema.fields, *spark_schema(routing).fields])
 
 

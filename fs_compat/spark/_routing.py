@@ -28,7 +28,7 @@ from fs_compat.runtime import (
 )
 
 from ._chain import Prechain
-from ._convert import RowReader, dumps_all
+from ._convert import RowReader, dumps, dumps_all, dumps_copies, loads_copies
 from ._events import (
     COLUMNAR,
     FIELDS,
@@ -51,7 +51,13 @@ class RoutePass:
     With ``source``, the input is that DataFrame source's rows: the records keep its columns
     (``columnar``) or become events with pickled Rows (``route_source``); else the input is
     events (``route``). With ``before``, the records first go through those stateless steps,
-    and their outputs are routed instead."""
+    and their outputs are routed instead.
+
+    ``packed``: a source's records cross the shuffle as chunks (``chunks``: one row per subtask
+    and batch, ``n`` set), for a step whose only input this is, ordered by ``seq`` alone: no
+    other row can fall between a chunk's records then. Bytewax's W1 on Spark (``bench/w1.py``,
+    its first ``map`` in this pass): Spark moves and sorts ~2 rows per 10,000 records instead
+    of 10,000, and the values are pickled and loaded in one call per chunk."""
 
     def __init__(
         self,
@@ -64,6 +70,7 @@ class RoutePass:
         source: FrameSource | None = None,
         columnar: bool = False,
         before: Prechain | None = None,
+        packed: bool = False,
     ) -> None:
         self.step = step
         self.edge_index = edge_index
@@ -73,6 +80,7 @@ class RoutePass:
         self.source = source
         self.columnar = columnar
         self.before = before
+        self.packed = packed and source is not None and not columnar and not edge.broadcast
         self.key_selector = edge.key_selector
         self.encoder = KeyEncoder(edge.key_codec, max_parallelism) if edge.key_selector is not None else None
         self.broadcast = edge.broadcast
@@ -164,7 +172,7 @@ class RoutePass:
 
     def route_source(self, batches: Iterator[Any]) -> Iterator[Any]:
         """The pass over a DataFrame source's rows: its records, routed, as its columns
-        (``columnar``: ``COLUMNAR``, the columns, ``ROUTING`` but ``inp``) or as events."""
+        (``columnar``: ``COLUMNAR``, the columns, ``COLUMNAR_ROUTING``) or as events."""
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -230,9 +238,14 @@ class RoutePass:
                 if rows is not None:
                     batch = batch.take(pa.array(rows, pa.int64()))
                 arrays = [c if c.type == t else c.cast(t) for c, t in zip(batch.columns, types, strict=True)]
-                yield pa.RecordBatch.from_arrays([ts, seq, *arrays, *routing[1:]], schema=schema)
+                columnar_routing = routing[1:-1]  # ``COLUMNAR_ROUTING``: no ``inp``, no ``n``
+                yield pa.RecordBatch.from_arrays([ts, seq, *arrays, *columnar_routing], schema=schema)
                 continue
             assert values is not None
+            if self.packed and rows is None:
+                if n:
+                    yield self._chunked(schema, parts, values, stamps, keys, seqs, steps is not None)
+                continue
             blobs = pa.array(_taken(dumps_all(values), rows), pa.binary())
             meta = [
                 pa.nulls(m, pa.string()),
@@ -246,6 +259,41 @@ class RoutePass:
         if steps is not None:
             yield from steps.close(schema)
 
+    def _chunked(
+        self,
+        schema: Any,
+        parts: list[int],
+        values: list[Any],
+        stamps: list[int | None],
+        keys: list[Any] | None,
+        seqs: list[int],
+        each: bool,
+    ) -> Any:
+        """One batch of records with their subtasks (``parts``) as chunk rows (``ROUTING``'s
+        ``n``): one per subtask, ``seq`` its first record's; ``each``: the values come from
+        user functions (``chunk``)."""
+        import pyarrow as pa
+
+        n = len(values)
+        groups, firsts, blobs, counts = chunks(parts, 0, values, stamps, keys or [None] * n, each)
+        m = len(groups)
+        return pa.RecordBatch.from_arrays(
+            [
+                pa.nulls(m, pa.string()),
+                pa.array(blobs, pa.binary()),
+                pa.nulls(m, pa.int64()),
+                pa.nulls(m, pa.int64()),
+                pa.array([0] * m, pa.int32()),
+                pa.array([seqs[i] for i in firsts], pa.int64()),
+                pa.array([self.edge_index] * m, pa.int32()),
+                pa.array(groups, pa.int32()),
+                pa.nulls(m, pa.int64()),
+                pa.nulls(m, pa.string()),
+                pa.array(counts, pa.int32()),
+            ],
+            schema=schema,
+        )
+
 
 def _routing(edge_index: int, parts: list[int], keys: list[Any] | None, rows: list[int] | None) -> list[Any]:
     """The ``ROUTING`` columns of a routed batch: ``keys`` are the records' keys (None: not
@@ -257,7 +305,8 @@ def _routing(edge_index: int, parts: list[int], keys: list[Any] | None, rows: li
         known = [pa.nulls(m, pa.int64()), pa.nulls(m, pa.string())]
     else:
         known = key_columns(_taken(keys, rows))
-    return [pa.array([edge_index] * m, pa.int32()), pa.array(parts, pa.int32()), *known]
+    chunk_sizes = pa.nulls(m, pa.int32())  # ``n``: records, not chunks
+    return [pa.array([edge_index] * m, pa.int32()), pa.array(parts, pa.int32()), *known, chunk_sizes]
 
 
 def _taken(values: list[Any], rows: list[int] | None) -> list[Any]:
@@ -302,6 +351,77 @@ def batch_keys(batch: Any) -> list[Any] | None:
     if ints.null_count == n and strs.null_count == n:
         return None
     return [i if i is not None else s for i, s in zip(ints.to_pylist(), strs.to_pylist(), strict=True)]
+
+
+def chunks(
+    groups: Sequence[int],
+    first: int,
+    values: Sequence[Any],
+    stamps: Sequence[int | None],
+    keys: Sequence[Any],
+    each: bool,
+) -> tuple[list[int], list[int], list[bytes], list[int]]:
+    """Records sent to ``groups`` (a key group or a subtask each; the first record's place
+    ``first``, the others' following: one batch of a pass) as *chunks*, one per group in the
+    order the groups first occur: the group, the chunk's first record's place, its ``v``
+    (``chunk``: the records' places after the first, their values, timestamps and keys known as
+    ``ki`` and ``ks`` would ship them, in input order) and its record count. Spark then moves,
+    sorts and hands the next pass one row per group and batch instead of one per record: the
+    streaming pre-pass's ~128 rows per 10,000 records (``bench/w1_stream.py``: PySpark's
+    ``transformWithStateInPandas`` spends a Python loop per row on its input), a bounded route
+    pass's one per subtask (``RoutePass.packed``). ``each``: the values come from user
+    functions, and are pickled as copies (see ``chunk``).
+
+    >>> gs, firsts, vs, ns = chunks([3, 5, 3], 100, ["a", "b", "c"], [7, 8, 9], ["x", 1, 2.5], False)
+    >>> gs, firsts, ns
+    ([3, 5], [100, 101], [2, 1])
+    >>> pickle.loads(vs[0])  # places after the first, values, timestamps, keys (2.5: not shipped)
+    ([0, 2], ['a', 'c'], [7, 9], ['x', None], False)
+    >>> read_chunk(vs[0])
+    ([0, 2], ['a', 'c'], [7, 9], ['x', None])
+    """
+    rows: dict[int, list[int]] = {}
+    for i, g in enumerate(groups):
+        at = rows.get(g)
+        if at is None:
+            rows[g] = [i]
+        else:
+            at.append(i)
+    ints, strs = split_keys(keys)
+    known = [i if i is not None else s for i, s in zip(ints, strs, strict=True)]
+    return (
+        list(rows),
+        [first + at[0] for at in rows.values()],
+        [
+            chunk(
+                [i - at[0] for i in at],
+                [values[i] for i in at],
+                [stamps[i] for i in at],
+                [known[i] for i in at],
+                each,
+            )
+            for at in rows.values()
+        ],
+        [len(at) for at in rows.values()],
+    )
+
+
+def chunk(
+    places: list[int], values: list[Any], stamps: list[int | None], keys: list[Any], each: bool
+) -> bytes:
+    """A chunk's ``v`` (``read_chunk`` reads it). With ``each``, the values are pickled as
+    copies (``dumps_copies``: values from user functions, one emitted twice or two sharing a
+    part, reach the next step as two objects, as across a Flink network boundary, where a plain
+    pickle would keep them one); else (a DataFrame source's records, which share nothing that
+    can change) in the chunk's pickle."""
+    return dumps((places, dumps_copies(values) if each else values, stamps, keys, each))
+
+
+def read_chunk(blob: bytes) -> tuple[list[int], list[Any], list[int | None], list[Any]]:
+    """A chunk's places, values, timestamps and keys (None where not shipped), from its ``v``
+    (``chunk``)."""
+    places, values, stamps, keys, each = pickle.loads(blob)
+    return places, loads_copies(values) if each else values, stamps, keys
 
 
 def selected_key(key_selector: Callable[[Any], Any], value: Any, key: Any) -> tuple[bool, Any]:

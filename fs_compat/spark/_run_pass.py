@@ -19,7 +19,7 @@ from fs_compat.runtime import LocalConfig, Node, Output, StepError, SubtaskRunne
 from ._convert import OutputColumns, dumps_events
 from ._counters import StepTally, TaskTally
 from ._events import BATCH_ROWS, END_ORIGIN, FIELDS, ORIGIN_SHIFT, POSITIONS, FrameSource, arrow_schema
-from ._routing import batch_keys, check_routed_key, key_values
+from ._routing import batch_keys, check_routed_key, key_values, read_chunk
 from ._worker import worker_pass
 
 
@@ -246,6 +246,12 @@ class RunPass:
             n = batch.num_rows
             if n == 0:
                 continue
+            if not plain and batch.column("n").null_count < n:
+                self._packed(subtasks, batch, counts)
+                subtasks.take()
+                if len(writer) >= BATCH_ROWS:
+                    yield writer.flush()
+                continue
             if counts is not None:
                 if plain:
                     counts.records[0] += n
@@ -294,6 +300,18 @@ class RunPass:
         if counts is not None:
             yield from counts.publish(arrow_schema(FIELDS))
         yield writer.flush()
+
+    def _packed(self, subtasks: _Subtasks, batch: Any, counts: TaskTally | None) -> None:
+        """Chunk rows (``RoutePass.packed``: the step's only input, so nothing else sorts
+        between their records): each chunk's records, in order, to its subtask."""
+        names = ("part", "inp", "v", "n")
+        for part, inp, blob, count in zip(*(batch.column(name).to_pylist() for name in names), strict=True):
+            if count is None:  # the plan packs only a step's only input
+                raise AssertionError(f"step '{self.node.name}': a routed record among chunks")
+            _places, values, stamps, keys = read_chunk(blob)
+            if counts is not None:
+                counts.records[inp] += count
+            subtasks.at(part).records(inp, values, stamps, keys)
 
     @staticmethod
     def _with_origins(

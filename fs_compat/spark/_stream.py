@@ -47,7 +47,7 @@ Physical plan:
 1. Per feed from a source, ``mapInArrow`` over the source: rows become ``Row`` values, the
    feed's steps run, and each record gets its key's *key group* (Flink's, ``KeyEncoder``: the
    same on every target). Rows out (``_PRE_FIELDS``): one *chunk* per key group and Arrow
-   batch (``_chunks``): ``kg``, ``seq`` (its first record's order within the micro-batch),
+   batch (``chunks``): ``kg``, ``seq`` (its first record's order within the micro-batch),
    ``v`` (the pickled records: each one's order, value, timestamp and key when an ``int`` or a
    ``str``), ``n`` (how many) and the channel ``ch``; so Spark shuffles and
    ``transformWithStateInPandas`` hands over ~128 rows per 10,000 records, not one per record
@@ -147,10 +147,10 @@ from fs_compat.runtime import (
     upstream_of,
 )
 
-from ._convert import OutputColumns, RowReader, dumps, dumps_copies, loads_copies
+from ._convert import OutputColumns, RowReader, dumps
 from ._events import watermark_column
 from ._progress import METRICS_COLUMN, metric_changes, runner_metrics, watch
-from ._routing import selects_field, split_keys
+from ._routing import chunk, chunks, read_chunk, selects_field
 from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
 from ._worker import worker_pass
@@ -191,7 +191,7 @@ def end_of_run(run: int) -> int:
 #: is an ``int`` (``ki``) or a ``str`` (``ks``), so the key-group pass need not run the key
 #: selector, and the channel of the keyed step it arrives on (``Feed.ch``). A row with ``n`` set
 #: is a *chunk*: ``n`` records of one key group, in order, from one batch of a source's pass
-#: (``_chunks``): ``seq`` is its first record's, ``v`` the pickled records' places after the first
+#: (``chunks``): ``seq`` is its first record's, ``v`` the pickled records' places after the first
 #: (their ``seq`` minus its), values, timestamps and keys (known ones: ``ki``'s and ``ks``'s);
 #: ``ts``, ``ki`` and ``ks`` null.
 _PRE_FIELDS = (
@@ -1003,7 +1003,7 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
 
         pid = _partition_id()
         chain = _chain(feed, pid, config)
-        each = chain is not None  # the values come from the feed's steps: ``_chunk`` copies them
+        each = chain is not None  # the values come from the feed's steps: ``chunk`` copies them
         spread = _Spread(feed, config, pid) if feed.spread else None
         field = key_field
         seq = pid << 32
@@ -1067,7 +1067,7 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
             else:
                 if offset:
                     kgs = [offset + g for g in kgs]
-                kgs, seqs, vs, counts = _chunks(kgs, first, items, stamps, keys, each)
+                kgs, seqs, vs, counts = chunks(kgs, first, items, stamps, keys, each)
             m = len(vs)
             yield pa.RecordBatch.from_arrays(
                 [
@@ -1093,74 +1093,13 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
 def _chunk_to_every_group(
     groups: Sequence[int], first: int, values: Sequence[Any], stamps: Sequence[int | None], each: bool
 ) -> tuple[list[int], list[int], list[bytes], list[int]]:
-    """Broadcast records as chunk rows (``_chunks``, ``each`` as there): all of them, in order,
+    """Broadcast records as chunk rows (``chunks``, ``each`` as there): all of them, in order,
     once per group of the step (``groups_of``), with no key; one pickle for every group."""
     if not values:
         return [], [], [], []
     n = len(values)
-    blob = _chunk(list(range(n)), list(values), list(stamps), [None] * n, each)
+    blob = chunk(list(range(n)), list(values), list(stamps), [None] * n, each)
     return list(groups), [first] * len(groups), [blob] * len(groups), [n] * len(groups)
-
-
-def _chunks(
-    kgs: Sequence[int],
-    first: int,
-    values: Sequence[Any],
-    stamps: Sequence[int | None],
-    keys: Sequence[Any],
-    each: bool,
-) -> tuple[list[int], list[int], list[bytes], list[int]]:
-    """Records routed to the key groups ``kgs`` (the first's ``seq`` ``first``, the others'
-    following: one batch of a source's pass, or one call's outputs for a next stage) as chunk
-    rows (``_PRE_FIELDS``), one per key group in the order the groups first occur: their
-    ``kg``, ``seq`` (the chunk's first record's), ``v`` (``_chunk``: the records' places after
-    the first, their values, timestamps and keys known as ``ki`` and ``ks`` would ship them, in
-    input order) and ``n``. Spark then moves, sorts and hands the key-group pass ~128 rows per
-    10,000 records instead of 10,000 (``bench/w1_stream.py``: PySpark's
-    ``transformWithStateInPandas`` spends a Python loop per row on its input). ``each``: the
-    values come from user functions, and are pickled as copies (see ``_chunk``).
-
-    >>> kgs, seqs, vs, ns = _chunks([3, 5, 3], 100, ["a", "b", "c"], [7, 8, 9], ["x", 1, 2.5], False)
-    >>> kgs, seqs, ns
-    ([3, 5], [100, 101], [2, 1])
-    >>> pickle.loads(vs[0])  # places after the first, values, timestamps, keys (2.5: not shipped)
-    ([0, 2], ['a', 'c'], [7, 9], ['x', None], False)
-    """
-    rows: dict[int, list[int]] = {}
-    for i, g in enumerate(kgs):
-        at = rows.get(g)
-        if at is None:
-            rows[g] = [i]
-        else:
-            at.append(i)
-    ints, strs = split_keys(keys)
-    known = [i if i is not None else s for i, s in zip(ints, strs, strict=True)]
-    return (
-        list(rows),
-        [first + at[0] for at in rows.values()],
-        [
-            _chunk(
-                [i - at[0] for i in at],
-                [values[i] for i in at],
-                [stamps[i] for i in at],
-                [known[i] for i in at],
-                each,
-            )
-            for at in rows.values()
-        ],
-        [len(at) for at in rows.values()],
-    )
-
-
-def _chunk(
-    places: list[int], values: list[Any], stamps: list[int | None], keys: list[Any], each: bool
-) -> bytes:
-    """A chunk's ``v``; ``_Records`` reads it. With ``each``, the values are pickled as copies
-    (``dumps_copies``: values from user functions, one emitted twice or two sharing a part,
-    reach the next step as two objects, as across a Flink network boundary, where a plain pickle
-    would keep them one); else (a DataFrame source's tuples of column values, which share
-    nothing) in the chunk's pickle."""
-    return dumps((places, dumps_copies(values) if each else values, stamps, keys, each))
 
 
 def _arrow_schema() -> Any:
@@ -1282,7 +1221,7 @@ class _Records:
         if counts is None or not _any_set(counts):  # one record a row
             self._add(seq, chs, [loads(x) for x in v.tolist()], stamps, keys)
             return
-        # Chunks (``_chunks``), and maybe records: each chunk's records take its place, each
+        # Chunks (``chunks``), and maybe records: each chunk's records take its place, each
         # with its own ``seq``.
         all_seqs: list[int] = []
         all_chs: list[int] = []
@@ -1298,9 +1237,7 @@ class _Records:
                 all_stamps.append(ts)
                 all_keys.append(key)
                 continue
-            places, chunk_values, chunk_stamps, chunk_keys, each = loads(blob)
-            if each:
-                chunk_values = loads_copies(chunk_values)
+            places, chunk_values, chunk_stamps, chunk_keys = read_chunk(blob)
             all_seqs += [first + p for p in places]
             all_chs += [ch] * len(places)
             values += chunk_values
@@ -2149,7 +2086,7 @@ class _NextStep:
                 kgs, keys = route_keys(self.step, self.key_selector, self.encoder, values)
             if self.offset:
                 kgs = [self.offset + g for g in kgs]
-            rows = _chunks(kgs, kg << 40, values, stamps, keys, True)
+            rows = chunks(kgs, kg << 40, values, stamps, keys, True)
         return _rows_frame(rows, self.ch, self.marker, wm, metrics)
 
 
@@ -2160,7 +2097,7 @@ def _rows_frame(
     wm: int | None,
     metrics: bytes | None,
 ) -> Any:
-    """Chunk ``rows`` (``_chunks``: their ``kg``, ``seq``, ``v`` and ``n``) of the pre-pass's
+    """Chunk ``rows`` (``chunks``: their ``kg``, ``seq``, ``v`` and ``n``) of the pre-pass's
     form (``_PRE_FIELDS``) for the next stage, all on channel ``ch``, then one marker (``kg``
     ``marker``, ``ts`` ``wm``, ``v`` ``metrics``)."""
     import numpy as np
@@ -2216,7 +2153,7 @@ class _ToRelay:
         n = len(results)
         ch = subtask_of(kg, self.parallelism, self.max_parallelism) if subtask is None else subtask
         values, stamps = [v for v, _t in results], [t for _v, t in results]
-        rows = _chunks([self.offset + kg] * n, kg << 40, values, stamps, [None] * n, True)
+        rows = chunks([self.offset + kg] * n, kg << 40, values, stamps, [None] * n, True)
         return _rows_frame(rows, ch, self.marker, wm, metrics)
 
 
@@ -2274,7 +2211,7 @@ class _Lane:
         for ch in sorted({*runs, *records.wms}):
             values, stamps, keys = runs.get(ch, [[], [], []])
             groups = [self.offset + kg] * len(values)  # one lane group feeds each (group, ch)
-            rows = _chunks(groups, kg << 40, values, stamps, keys, True)
+            rows = chunks(groups, kg << 40, values, stamps, keys, True)
             yield _rows_frame(rows, ch, self.marker, records.wms.get(ch), None)
 
 

@@ -163,3 +163,60 @@ def test_job_summary_counts_the_stateless_steps() -> None:
     assert counts(spark) == counts(local)
     assert ("df.some.flat_map.flat_map_batch", 60, 48) in counts(spark)
     assert ("df.twice.flat_map_batch", 48, 72) in counts(spark)
+
+
+def test_a_keyed_steps_only_input_crosses_the_shuffle_in_chunks() -> None:
+    """A source and the stateless steps before the keyed step that reads only them: the route
+    pass (``RoutePass.packed``) writes one row per subtask and source batch, ``n`` records each,
+    holding what it would write as one row per record: the same records, subtasks, keys and
+    order; an item emitted twice (``_twice_if_odd``) reaches the step as two objects, as with a
+    pickle per record. (The tests above run such plans end to end.)"""
+    import pickle
+
+    from fs_compat.spark._chain import Prechain
+    from fs_compat.spark._events import FrameSource
+    from fs_compat.spark._routing import RoutePass, read_chunk
+
+    df = spark_session().createDataFrame(ROWS, "k LONG, n LONG").coalesce(1)
+    flow, s = _flow(DataFrameSource(df))
+    nodes = _clone(flow, [s._node])
+    step = nodes[s._node.id]
+    before = [n for n in upstream_of([step]) if isinstance(n, OperatorNode) and n.stateless]
+    assert len(before) == 4  # map, filter, key_on, flat_map
+    config = LocalConfig(parallelism=2)
+    batches = df.toArrow().to_batches(max_chunksize=25)  # three source batches
+
+    def routed(packed: bool) -> list[Any]:
+        route = RoutePass(
+            step.name,
+            0,
+            step.inputs[0],
+            2,
+            128,
+            1,
+            FrameSource(df, 0, 1),
+            False,
+            Prechain(before, config, None),
+            packed,
+        )
+        return [row for out in route.mapper()(iter(batches)) for row in out.to_pylist()]
+
+    rows = routed(packed=False)
+    chunks = routed(packed=True)
+    assert len(rows) == 72 and all(row["n"] is None for row in rows)
+    assert len(chunks) == 6 and sum(row["n"] for row in chunks) == 72  # 2 subtasks x 3 batches
+    for part in (0, 1):
+        mine = [row for row in rows if row["part"] == part]
+        expanded = []
+        for row in (row for row in chunks if row["part"] == part):
+            places, values, stamps, keys = read_chunk(row["v"])
+            assert len(values) == row["n"] and places[0] == 0 and stamps == [None] * row["n"]
+            expanded += [
+                (row["seq"], p, value, key) for p, value, key in zip(places, values, keys, strict=True)
+            ]
+        assert [(value, key) for *_, value, key in expanded] == [
+            (pickle.loads(row["v"]), row["ks"]) for row in mine
+        ]
+        assert [first + p for first, p, *_ in expanded] == [row["seq"] for row in mine]  # one source
+        twice = [value for *_, value, _ in expanded if value[1][1] % 2]
+        assert twice[0] == twice[1] and twice[0] is not twice[1]

@@ -28,7 +28,8 @@ from fs_compat.datastream.state import ValueStateDescriptor
 from fs_compat.runtime import ExternalSourceNode, KeyEncoder, LocalConfig, OperatorNode
 from fs_compat.spark import spark_session
 from fs_compat.spark._convert import OutputColumns, loads_copies
-from fs_compat.spark._stream import _STATE_FIELDS, Feed, _chunks, _KeyGroups, _pre, _Records, _spark_schema
+from fs_compat.spark._routing import chunks
+from fs_compat.spark._stream import _STATE_FIELDS, Feed, _KeyGroups, _pre, _Records, _spark_schema
 
 pytestmark = [pytest.mark.spark]
 
@@ -266,7 +267,7 @@ def test_a_chunk_hands_values_from_user_functions_on_as_copies(each: bool) -> No
     order, timestamps and keys arrive as sent."""
     part = [1]
     sent = [part, (part, 2), part] if each else [("a", 1), ("b", 2), ("a", 3)]
-    kgs, seqs, vs, ns = _chunks([4, 4, 4], 10, sent, [5, None, 7], ["k", None, 3], each)
+    kgs, seqs, vs, ns = chunks([4, 4, 4], 10, sent, [5, None, 7], ["k", None, 3], each)
     assert (kgs, seqs, ns) == ([4], [10], [3])
     frame = pd.DataFrame({"kg": kgs, "seq": seqs, "v": vs, "ts": [None], "ch": [0], "n": ns})
     [(ch, values, stamps, keys)] = _Records.of([frame]).ordered()
@@ -312,7 +313,7 @@ def test_records_read_frames_as_every_pandas_conversion_of_pyspark_gives_them() 
     """A key group's frame of chunks and a marker (a channel's watermark) reads the same whether
     PySpark gave its integer columns with nulls as floats (its default), as objects with None
     (``integer_object_nulls``) or as ``Int64`` extension arrays (``preferIntExtensionDtype``)."""
-    kgs, seqs, vs, ns = _chunks(
+    kgs, seqs, vs, ns = chunks(
         [4, 4, 4], 10, [("a", 1), ("b", 2), ("a", 3)], [5, None, 7], ["k", None, 3], False
     )
     table = pa.table(
