@@ -1,9 +1,10 @@
 """Bounded plans on Spark: every step becomes repartition -> sortWithinPartitions -> mapInArrow
 running the engine-neutral runtime (``SubtaskRunner``) over each partition.
 
-Rows between steps carry one event each (``_events``). A step's input is routed to its subtasks
-(``part``) by its route pass (``_routing``): by key group for keyed edges, to every subtask for
-broadcast edges and watermarks, round-robin otherwise. Its run pass (``_run_pass``) handles the
+Rows between steps carry one event each (``_events``), or a chunk of records (the fifth
+shortcut below). A step's input is routed to its subtasks (``part``) by its route pass
+(``_routing``): by key group for keyed edges, to every subtask for broadcast edges and
+watermarks, round-robin otherwise. Its run pass (``_run_pass``) handles the
 events per subtask in ``seq`` order, so per key the order is the input order, and each subtask's
 input watermark is the minimum over its channels, as in Flink. This module plans the stages.
 
