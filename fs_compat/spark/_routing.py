@@ -231,6 +231,19 @@ class RoutePass:
             else:
                 parts = [s % self.p for s in seqs]
             parts, rows = self.spread(parts, n)
+            if self.packed:  # before the per-record columns below, which chunks do not need
+                assert values is not None
+                if parts:
+                    yield self._chunked(
+                        schema,
+                        parts,
+                        _taken(values, rows),
+                        _taken(stamps, rows),
+                        None if keys is None else _taken(keys, rows),
+                        _taken(seqs, rows),
+                        steps is not None,
+                    )
+                continue
             m = len(parts)
             ts, seq = pa.array(_taken(stamps, rows), pa.int64()), pa.array(_taken(seqs, rows), pa.int64())
             routing = _routing(self.edge_index, parts, keys, rows)
@@ -242,10 +255,6 @@ class RoutePass:
                 yield pa.RecordBatch.from_arrays([ts, seq, *arrays, *columnar_routing], schema=schema)
                 continue
             assert values is not None
-            if self.packed and rows is None:
-                if n:
-                    yield self._chunked(schema, parts, values, stamps, keys, seqs, steps is not None)
-                continue
             blobs = pa.array(_taken(dumps_all(values), rows), pa.binary())
             meta = [
                 pa.nulls(m, pa.string()),
@@ -269,9 +278,9 @@ class RoutePass:
         seqs: list[int],
         each: bool,
     ) -> Any:
-        """One batch of records with their subtasks (``parts``) as chunk rows (``ROUTING``'s
-        ``n``): one per subtask, ``seq`` its first record's; ``each``: the values come from
-        user functions (``chunk``)."""
+        """One batch of records with their subtasks (``parts``; a record ``spread`` to several
+        is in each one's chunk) as chunk rows (``ROUTING``'s ``n``): one per subtask, ``seq``
+        its first record's; ``each``: the values come from user functions (``chunk``)."""
         import pyarrow as pa
 
         n = len(values)
