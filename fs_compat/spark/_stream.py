@@ -1354,7 +1354,7 @@ class _Group:
     ``token`` and ``blob`` of the state row it was restored from or last wrote, ``wms`` the
     watermark of each channel it has seen."""
 
-    __slots__ = ("blob", "now", "parts", "runner", "token", "wms")
+    __slots__ = ("blob", "now", "parts", "runner", "token", "values", "wms")
 
     def __init__(self, runner: SubtaskRunner, now: list[int], n_channels: int) -> None:
         self.runner = runner
@@ -1365,6 +1365,19 @@ class _Group:
         #: The buckets of the group's keyed state this instance holds (the bucketed layout), or
         #: None: it holds the whole group (the header blob's snapshot).
         self.parts: _Parts | None = None
+        #: Where the runner's last step puts its main output's values (``_KeyGroups.values_only``),
+        #: or None: its outputs are the runner's (``SubtaskRunner.drain``).
+        self.values: list[Any] | None = None
+
+    def take(self) -> list[Any]:
+        """The outputs of records (not watermarks) since the last call: ``(branch, value,
+        timestamp)`` each, or the values only (``values``)."""
+        values = self.values
+        if values is None:
+            return [(g, v, t) for g, v, t, wm in self.runner.drain() if wm is None]
+        taken = values.copy()
+        values.clear()
+        return taken
 
     @property
     def size(self) -> int:
@@ -1681,6 +1694,13 @@ class _KeyGroups:
                 for f in onward
             )
         )
+        #: Whether the step's outputs are only the job's output's values: one branch, its main
+        #: output, to the output, no broadcast input muted. Its last step then hands its record
+        #: values to a list (``SubtaskRunner``'s ``values``), without a timestamp, a branch and a
+        #: tuple per record (a map's record path inlined: ``_Task.push_many``'s one sink).
+        self.values_only = (
+            self.next is None and not self.muted and len(self.branches) == 1 and self.branches[0][1] is None
+        )
         #: The output's extra column for the call's metrics (the job's output only; ``_progress``).
         self.metrics_column: str | None = None
         #: The output's column of the subtask the rows come out of (``stream_dataframe``'s
@@ -1697,8 +1717,14 @@ class _KeyGroups:
         per_input = [0] * max(1, len(self.keyed.inputs))
         for inp, _local in self.channels:
             per_input[inp] += 1
-        runner = SubtaskRunner(self.keyed, index, config, per_input, branches=self.branches)
-        return _Group(runner, now, len(self.channels))
+        if not self.values_only:
+            runner = SubtaskRunner(self.keyed, index, config, per_input, branches=self.branches)
+            return _Group(runner, now, len(self.channels))
+        values: list[Any] = []
+        runner = SubtaskRunner(self.keyed, index, config, per_input, chain=self.branches[0][0], values=values)
+        group = _Group(runner, now, len(self.channels))
+        group.values = values
+        return group
 
     @worker_pass
     def __call__(self, key: tuple[Any, ...], pdfs: Iterator[Any], state: Any) -> Iterator[Any]:
@@ -1716,7 +1742,7 @@ class _KeyGroups:
             for b, step in enumerate(self.next):  # the metrics once, with the first branch's
                 yield step.frame(kg, [(v, t) for g, v, t in results if g == b], wm, None if b else metrics)
         elif results or metrics is not None:
-            cols = self.out.columns([v for _b, v, _t in results])
+            cols = self.out.columns(results if self.values_only else [v for _b, v, _t in results])
             frame = {name: cols[name] for name in self.out.names}
             if self.metrics_column is not None:
                 tail: list[Any] = [None] if metrics is not None else []  # one more row: the metrics
@@ -1736,11 +1762,9 @@ class _KeyGroups:
             for c in range(len(self.channels))
         )
 
-    def _run(
-        self, kg: int, records: _Records, state: Any
-    ) -> tuple[list[tuple[Any, Any, int | None]], tuple[int | None, ...]]:
-        """Run key group ``kg`` over ``records``; its outputs (branch, value and timestamp) and
-        each channel's watermark after the call."""
+    def _run(self, kg: int, records: _Records, state: Any) -> tuple[list[Any], tuple[int | None, ...]]:
+        """Run key group ``kg`` over ``records``; its outputs (branch, value and timestamp; the
+        values only with ``values_only``) and each channel's watermark after the call."""
         row = _StateRow.read(state.get) if state.exists else None
         marks = self._marks(row, records.wms)
         data = records.n > 0
@@ -1772,7 +1796,7 @@ class _KeyGroups:
             if row is not None:
                 # Timers up to the row's watermarks fired before it was written (or were not due).
                 self._advance(group, _row_marks(row, len(self.channels)))
-                runner.drain()
+                group.take()
             metrics_before = runner_metrics(runner)
             group.now[0] = int(state.getCurrentProcessingTimeMs())
             runner.processing_time_advanced()
@@ -1790,7 +1814,7 @@ class _KeyGroups:
             if self._ends(row, marks):
                 self._end(group, loader)
             runner.checkpoint(micro_batch_id())  # Operator.on_checkpoint: the state is saved next
-            results = [(g, v, t) for g, v, t, wm in runner.drain() if wm is None]
+            results = group.take()
             if backend is not None:
                 backend.purge_expired()  # expired TTL state leaves the state store
             self._metrics = metric_changes(metrics_before, runner_metrics(runner))

@@ -169,6 +169,7 @@ def test_str_int_and_other_keys_reach_the_key_group_pass_and_records_keep_input_
     for schema, selector, keys, shipped in cases:
         df = spark.createDataFrame(list(zip(keys, values, strict=True)), schema)
         pre, fn = _passes(df, selector)
+        assert fn.values_only  # the step's main output is the job's: values only, no tuple each
         records = _records(pre)
         assert [seq for seq, _kg, _k, _t in records] == list(range(n))
         wanted = [selector(type("R", (), {"key": k})()) for k in keys]
