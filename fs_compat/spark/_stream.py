@@ -187,20 +187,17 @@ def end_of_run(run: int) -> int:
     return _RUN_END + (run << 20)
 
 
-#: The pre-pass's rows: key group, order, pickled value, timestamp, and the record's key when it
-#: is an ``int`` (``ki``) or a ``str`` (``ks``), so the key-group pass need not run the key
-#: selector, and the channel of the keyed step it arrives on (``Feed.ch``). A row with ``n`` set
-#: is a *chunk*: ``n`` records of one key group, in order, from one batch of a source's pass
-#: (``chunks``): ``seq`` is its first record's, ``v`` the pickled records' places after the first
-#: (their ``seq`` minus its), values, timestamps and keys (known ones: ``ki``'s and ``ks``'s);
-#: ``ts``, ``ki`` and ``ks`` null.
+#: The pre-pass's rows: key group, order, pickled value, timestamp, and the channel of the keyed
+#: step it arrives on (``Feed.ch``). A row with ``n`` set is a *chunk*: ``n`` records of one key
+#: group, in order, from one batch of a source's pass (``chunks``): ``seq`` is its first
+#: record's, ``v`` the pickled records' places after the first (their ``seq`` minus its), values,
+#: timestamps and keys where an ``int`` or a ``str`` (so the key-group pass need not run the key
+#: selector); ``ts`` null. A marker (``v`` null) carries a channel's watermark in ``ts``.
 _PRE_FIELDS = (
     ("kg", "int"),
     ("seq", "long"),
     ("v", "binary"),
     ("ts", "long"),
-    ("ki", "long"),
-    ("ks", "string"),
     ("ch", "int"),
     ("n", "int"),
 )
@@ -831,8 +828,6 @@ def _marker_columns(groups: Sequence[int], wm: int | None, ch: int) -> dict[str,
         "seq": [-1] * n_groups,
         "v": [None] * n_groups,
         "ts": [wm] * n_groups,
-        "ki": [0] * n_groups,  # not a key: keeps the column's type int where keys are ints
-        "ks": [None] * n_groups,
         "ch": [ch] * n_groups,
         "n": [None] * n_groups,
     }
@@ -1075,8 +1070,6 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
                     pa.array(seqs, pa.int64()),
                     pa.array(vs, pa.binary()),
                     pa.nulls(m, pa.int64()),
-                    pa.nulls(m, pa.int64()),
-                    pa.nulls(m, pa.string()),
                     pa.array([ch] * m, pa.int32()),
                     pa.array(counts, pa.int32()),
                 ],
@@ -1111,8 +1104,6 @@ def _arrow_schema() -> Any:
             ("seq", pa.int64()),
             ("v", pa.binary()),
             ("ts", pa.int64()),
-            ("ki", pa.int64()),
-            ("ks", pa.string()),
             ("ch", pa.int32()),
             ("n", pa.int32()),
         ]
@@ -1203,23 +1194,14 @@ class _Records:
                     self.wms[ch] = wm
         if n == 0:
             return
-        seq = columns["seq"]
-        ki, ks, counts = columns.get("ki"), columns.get("ks"), columns.get("n")
+        seq, counts = columns["seq"], columns.get("n")
         if n < len(v):
             v, seq, chs = v[kept], seq[kept], chs[kept]
             stamps = [t for t, k in zip(stamps, kept.tolist(), strict=True) if k]
-            ki = None if ki is None else ki[kept]
-            ks = None if ks is None else ks[kept]
             counts = None if counts is None else counts[kept]
-        if ki is not None and ki.dtype.kind in "iu":  # every record's key is an int
-            keys = ki.tolist()
-        elif ks is not None:  # str keys are known; others (ints among them, as floats) not: None
-            keys = [k if type(k) is str else None for k in ks.tolist()]
-        else:
-            keys = [None] * n
         loads = pickle.loads
-        if counts is None or not _any_set(counts):  # one record a row
-            self._add(seq, chs, [loads(x) for x in v.tolist()], stamps, keys)
+        if counts is None or not _any_set(counts):  # one record a row (its key is not known)
+            self._add(seq, chs, [loads(x) for x in v.tolist()], stamps, [None] * n)
             return
         # Chunks (``chunks``), and maybe records: each chunk's records take its place, each
         # with its own ``seq``.
@@ -1228,14 +1210,14 @@ class _Records:
         values: list[Any] = []
         all_stamps: list[int | None] = []
         all_keys: list[Any] = []
-        rows = zip(v.tolist(), seq.tolist(), chs.tolist(), stamps, keys, counts.tolist(), strict=True)
-        for blob, first, ch, ts, key, count in rows:
+        rows = zip(v.tolist(), seq.tolist(), chs.tolist(), stamps, counts.tolist(), strict=True)
+        for blob, first, ch, ts, count in rows:
             if count is None or count != count:  # a record (null: None, or NaN in a float column)
                 all_seqs.append(first)
                 all_chs.append(ch)
                 values.append(loads(blob))
                 all_stamps.append(ts)
-                all_keys.append(key)
+                all_keys.append(None)
                 continue
             places, chunk_values, chunk_stamps, chunk_keys = read_chunk(blob)
             all_seqs += [first + p for p in places]
@@ -2141,8 +2123,6 @@ def _rows_frame(
             "seq": np.array([*seqs, -1], dtype=np.int64),
             "v": v,
             "ts": ts,
-            "ki": last,
-            "ks": last.copy(),
             "ch": np.full(m, ch, dtype=np.int32),
             "n": n,
         },
