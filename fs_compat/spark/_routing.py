@@ -12,6 +12,7 @@ so the run pass need not call the key selector again.
 from __future__ import annotations
 
 import functools
+import operator
 import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -396,23 +397,22 @@ def chunks(
             rows[g] = [i]
         else:
             at.append(i)
-    ints, strs = split_keys(keys)
-    known = [i if i is not None else s for i, s in zip(ints, strs, strict=True)]
-    return (
-        list(rows),
-        [first + at[0] for at in rows.values()],
-        [
-            chunk(
-                [i - at[0] for i in at],
-                [values[i] for i in at],
-                [stamps[i] for i in at],
-                [known[i] for i in at],
-                each,
-            )
-            for at in rows.values()
-        ],
-        [len(at) for at in rows.values()],
-    )
+    # ``split_keys``' two lists in one: the keys ``ki`` or ``ks`` would ship.
+    known = [
+        k if k.__class__ is str or (k.__class__ is int and -_INT64 <= k < _INT64) else None for k in keys
+    ]
+    blobs = []
+    for at in rows.values():
+        if len(at) == 1:
+            i = at[0]
+            blobs.append(chunk([0], [values[i]], [stamps[i]], [known[i]], each))
+            continue
+        take = operator.itemgetter(*at)  # a chunk's records gathered in C, not a Python loop each
+        start = at[0]
+        blobs.append(
+            chunk([i - start for i in at], list(take(values)), list(take(stamps)), list(take(known)), each)
+        )
+    return list(rows), [first + at[0] for at in rows.values()], blobs, [len(at) for at in rows.values()]
 
 
 def chunk(
