@@ -530,12 +530,7 @@ class _Task:
 
             return run
         sink, counter = inst.sink, self._counter
-        to_main: Callable[[Any, int | None], None] = functools.partial(self._to_main, inst.main)
-        if sink is None and len(inst.main) == 1:  # ``_to_main`` of one task: its ``sender``
-            down, down_index, _ = inst.main[0]
-            sender = getattr(down, "sender", None)  # a task's; other consumers (an engine's) push
-            to_main = sender(down_index) if sender is not None else functools.partial(down.push, down_index)
-
+        to_main = self._main_sender(inst)
         shape, conform = inst.op.one_to_one_check or (None, None)
         translate = inst.op.one_to_one_error
 
@@ -559,6 +554,16 @@ class _Task:
 
         return run_map
 
+    def _main_sender(self, inst: _Instance) -> Callable[[Any, int | None], None]:
+        """How ``inst`` hands a record to its main output's consumers (not a sink's: the caller
+        calls that itself), as a function of ``(value, timestamp)``: for one downstream task, its
+        ``sender`` (a map's record path, built once); else ``_to_main``."""
+        if inst.sink is None and len(inst.main) == 1:
+            down, down_index, _ = inst.main[0]
+            sender = getattr(down, "sender", None)  # a task's; other consumers (an engine's) push
+            return sender(down_index) if sender is not None else functools.partial(down.push, down_index)
+        return functools.partial(self._to_main, inst.main)
+
     def route(self, input_index: int, value: Any) -> tuple[Any, bytes, int]:
         """``(key, key bytes, key group)`` of ``value`` on keyed input ``input_index``
         (``route_key`` with that input's key selector and encoder)."""
@@ -580,11 +585,11 @@ class _Task:
         The runtime's one specialised loop, for a keyed (state's key codec) or rebalanced input
         of a step with one instance in STREAMING mode: ``push``'s path with what does not change
         per record hoisted out of it (the key routing inlined; the record's delivery is
-        ``_record_path``, as for ``push``, but a map's into one sink, which is ``_record_path``'s
-        ``run_map`` inlined and counted once per call). It is the path ``bench/w1.py`` measures, both its
-        in-process W1 (the source's items in one call) and its Spark W1 (the run pass hands each
-        subtask's Arrow batch to ``SubtaskRunner.records``); the loop is worth its own code there
-        only. Every other input goes record by record through ``push``."""
+        ``_record_path``, as for ``push``, but a map's, which is ``_record_path``'s ``run_map``
+        inlined, its outputs into one sink counted once per call). It is the path ``bench/w1.py``
+        measures, both its in-process W1 (the source's items in one call) and its Spark W1 (the
+        run pass hands each subtask's Arrow batch to ``SubtaskRunner.records``); the loop is
+        worth its own code there only. Every other input goes record by record through ``push``."""
         keyed = self._keyed[input_index]
         inst = self._only
         fits = keyed[2] if keyed is not None else self._routes[input_index] == _REBALANCE
@@ -599,10 +604,13 @@ class _Task:
         backend, pending = inst.backend, inst.pending
         loader = backend.key_loader if backend is not None else None
         name, run = self.node.name, self._record_path(inst, input_index)
-        # A map into one sink (``bench/w1.py --only local``: the in-process W1) delivers inline,
-        # the count added once per call: ``run`` per record cost 7-9 % there (bench/README).
+        # A map delivers inline, into one sink (``bench/w1.py --only local``: the in-process W1;
+        # the count added once per call: ``run`` per record cost 7-9 % there, bench/README) or to
+        # its main output's consumers (``_main_sender``: the next map's record path on Spark,
+        # e.g. Bytewax's ``stateful_map`` -> ``map``, a call per record less).
         one, sink, counter, sent = inst.one_to_one, inst.sink, self._counter, 0
-        direct = one is not None and sink is not None
+        direct = one is not None
+        to_main = self._main_sender(inst) if direct and sink is None else None
         shape, conform = inst.op.one_to_one_check or (None, None)
         rt, failed, one_error = inst.rt, self._function_failed, inst.op.one_to_one_error
         known = itertools.repeat(None) if keys is None else keys
@@ -647,10 +655,13 @@ class _Task:
                 except Exception as exc:
                     raise failed(exc, key, value, translate=one_error)  # noqa: B904 - it sets the cause
                 try:
-                    sink(out)  # type: ignore[misc]
+                    if to_main is not None:
+                        to_main(out, ts)
+                    else:
+                        sink(out)  # type: ignore[misc]
+                        sent += 1
                 except Exception as exc:
                     raise failed(exc, key, value)  # noqa: B904 - it sets the cause
-                sent += 1
             if pending:
                 self._fire_processing_timers(inst)
         if counter is not None:
