@@ -603,13 +603,15 @@ class _Task:
         )
         backend, pending = inst.backend, inst.pending
         loader = backend.key_loader if backend is not None else None
-        name, run = self.node.name, self._record_path(inst, input_index)
+        name = self.node.name
         # A map delivers inline, into one sink (``bench/w1.py --only local``: the in-process W1;
         # the count added once per call: ``run`` per record cost 7-9 % there, bench/README) or to
         # its main output's consumers (``_main_sender``: the next map's record path on Spark,
         # e.g. Bytewax's ``stateful_map`` -> ``map``, a call per record less).
         one, sink, counter, sent = inst.one_to_one, inst.sink, self._counter, 0
         direct = one is not None
+        # Built once per call: the record path (any other step), or a map's downstream sender.
+        run = None if direct else self._record_path(inst, input_index)
         to_main = self._main_sender(inst) if direct and sink is None else None
         shape, conform = inst.op.one_to_one_check or (None, None)
         rt, failed, one_error = inst.rt, self._function_failed, inst.op.one_to_one_error
@@ -644,7 +646,7 @@ class _Task:
                 backend.current_key = key  # type: ignore[union-attr]
                 backend.current_key_bytes = kb  # type: ignore[union-attr]
                 backend.current_key_group = kg  # type: ignore[union-attr]
-            if not direct:
+            if run is not None:
                 run(value, ts, key)
             else:  # ``run``'s map delivery
                 rt.timestamp = ts

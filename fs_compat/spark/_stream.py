@@ -1338,7 +1338,9 @@ class _Group:
 
     __slots__ = ("blob", "now", "parts", "runner", "token", "values", "wms")
 
-    def __init__(self, runner: SubtaskRunner, now: list[int], n_channels: int) -> None:
+    def __init__(
+        self, runner: SubtaskRunner, now: list[int], n_channels: int, values: list[Any] | None = None
+    ) -> None:
         self.runner = runner
         self.now = now
         self.token: int | None = None
@@ -1349,7 +1351,7 @@ class _Group:
         self.parts: _Parts | None = None
         #: Where the runner's last step puts its main output's values (``_KeyGroups.values_only``),
         #: or None: its outputs are the runner's (``SubtaskRunner.drain``).
-        self.values: list[Any] | None = None
+        self.values = values
 
     def take(self) -> list[Any]:
         """The outputs of records (not watermarks) since the last call: ``(branch, value,
@@ -1704,9 +1706,7 @@ class _KeyGroups:
             return _Group(runner, now, len(self.channels))
         values: list[Any] = []
         runner = SubtaskRunner(self.keyed, index, config, per_input, chain=self.branches[0][0], values=values)
-        group = _Group(runner, now, len(self.channels))
-        group.values = values
-        return group
+        return _Group(runner, now, len(self.channels), values)
 
     @worker_pass
     def __call__(self, key: tuple[Any, ...], pdfs: Iterator[Any], state: Any) -> Iterator[Any]:
