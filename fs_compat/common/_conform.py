@@ -85,10 +85,19 @@ class _MisfitError(Exception):
     """A part of a value does not fit (``conformer`` turns it into a DeclaredTypeError)."""
 
 
-def conformer(type_info: Any, full: bool = False) -> Conform | None:
+def conformer(type_info: Any, full: bool = False, fields: bool = False) -> Conform | None:
     """The function that checks a value declared as ``type_info`` and hands it back in the type's
     shape (see the module docstring), or None when any value fits (no type, ``PICKLED_BYTE_ARRAY``).
-    ``full``: check inside values of the type's exact class too (not only other values)."""
+    ``full``: check inside values of the type's exact class too (not only other values).
+    ``fields``: for a consumer that reads a ``ROW`` value only field by field (a DataFrame's
+    columns): a tuple or list whose fields fit as they are is handed back as it is, not as a Row
+    (the same checks and errors; a value that needs converting still becomes a Row).
+
+    >>> from fs_compat.common import Types
+    >>> declared = Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.LONG()])
+    >>> conformer(declared, fields=True)(("a", 1)), conformer(declared, fields=True)(("a", True))
+    (('a', 1), Row(k='a', n=1))
+    """
     if type_info is None:
         return None
     part = _part(type_info)
@@ -106,7 +115,7 @@ def conformer(type_info: Any, full: bool = False) -> Conform | None:
             raise DeclaredTypeError(value, type_info, "" if detail == _SELF else detail) from None
 
     if shape is Row:  # a tuple or list that fits goes straight to the generated check, the rest here
-        return _compiled(type_info, conform) or conform
+        return _compiled(type_info, conform, fields) or conform
     return conform
 
 
@@ -340,12 +349,13 @@ def _fields(info: RowTypeInfo | TupleTypeInfo) -> Conform:
     return _compiled(info, fields) or fields
 
 
-def _compiled(info: RowTypeInfo | TupleTypeInfo, fallback: Conform) -> Conform | None:
+def _compiled(info: RowTypeInfo | TupleTypeInfo, fallback: Conform, keep: bool = False) -> Conform | None:
     """The hot path of a ``ROW`` or ``TUPLE`` whose fields are all of basic types whose values of
     one class fit as they are (``_as_is``), generated for the type as ``dataclasses`` generates
     an ``__init__``: a tuple or list of the type's width whose fields fit as they are becomes the
     type's value (a Row sharing the type's names, or a tuple) without a loop over its fields;
-    anything else goes to ``fallback`` (which checks and converts, or raises). None for other
+    anything else goes to ``fallback`` (which checks and converts, or raises). With ``keep``,
+    such a tuple or list is handed back itself (``conformer``'s ``fields``). None for other
     types. ``bench/stream_passes.py``'s ``ROW_NAMED`` output (a string and two longs, made from a
     tuple): ``conformer``'s call 870 -> ~400 ns a record.
 
@@ -369,7 +379,9 @@ def _compiled(info: RowTypeInfo | TupleTypeInfo, fallback: Conform) -> Conform |
             env[f"lo{i}"], env[f"hi{i}"] = lo, hi
             test += f" and lo{i} <= {names[i]} <= hi{i}"
         tests.append(f"({names[i]} is None or ({test}))")
-    if isinstance(info, RowTypeInfo):
+    if keep:
+        made = "value"
+    elif isinstance(info, RowTypeInfo):
         env["row_names"] = list(info.get_field_names())
         made = f"_named_row(row_names, [{', '.join(names)}])"
     else:

@@ -148,7 +148,8 @@ class FunctionOperator(Operator):
     """Runs one user function: ``handler(fn, value, ctx, input_index)`` per element, and the
     function's ``on_timer`` per timer. Outputs go through ``conform`` (the check against the
     declared output type, ``fs_compat.common.internal.conformer``) unless of class ``shape``
-    (its hot path: they are kept as they are)."""
+    (its hot path: they are kept as they are); ``fields`` is that check for a consumer that
+    reads the outputs only field by field (``Operator.one_to_one_fields``)."""
 
     keyed_state_by_current_key = True
 
@@ -161,6 +162,7 @@ class FunctionOperator(Operator):
         broadcast_states: Iterable[str] = (),
         conform: Callable[[Any], Any] | None = None,
         shape: type | None = None,
+        fields: Callable[[Any], Any] | None = None,
     ) -> None:
         self.fn = fn
         self.handler = handler
@@ -175,6 +177,7 @@ class FunctionOperator(Operator):
         if handler is h_map and not side_outputs:
             self.one_to_one = fn.map
             self.one_to_one_check = None if conform is None else (shape, conform)
+            self.one_to_one_fields = fields
 
     def open(self, runtime: OperatorRuntime) -> None:
         self.broadcast = BroadcastStates(self.broadcast_states) if self.broadcast_states else None

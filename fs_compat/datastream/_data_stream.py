@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, overload
 import attrs
 from typing_extensions import TypeVar
 
-from fs_compat.common import ExecutionConfig, JobExecutionResult, Types
+from fs_compat.common import ExecutionConfig, JobExecutionResult, Row, Types
 from fs_compat.common.internal import (
     DeclaredTypeError,
     JavaConfiguration,
@@ -66,7 +66,7 @@ from .output_tag import OutputTag
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from fs_compat.common import Configuration, Row, RowTypeInfo, TypeInformation, WatermarkStrategy
+    from fs_compat.common import Configuration, RowTypeInfo, TypeInformation, WatermarkStrategy
 
     from ._descriptors import MapStateDescriptor
     from ._window import WindowAssigner
@@ -287,6 +287,7 @@ class DataStream(Generic[T]):
     ) -> DataStream[Any]:
         keyed = self._keyed() if keyed is None else keyed
         conform, shape = conformer(output_type), exact_class(output_type)
+        fields = conformer(output_type, fields=True) if shape is Row else None
         template = FunctionTemplate(fn, f"step '{name}'")
 
         def factory() -> FunctionOperator:
@@ -297,6 +298,7 @@ class DataStream(Generic[T]):
                 broadcast_states=broadcast_states,
                 conform=conform,
                 shape=shape,
+                fields=fields,
             )
 
         node = OperatorNode(

@@ -173,6 +173,7 @@ class _Instance:
     __slots__ = (
         "backend",
         "buffer",
+        "check",
         "main",
         "on_watermark",
         "one_to_one",
@@ -200,6 +201,10 @@ class _Instance:
         #: Where its main outputs go, and the one sink's consume (``_Task._outputs_of``).
         self.main: _Main = []
         self.sink: Callable[[Any], None] | None = None
+        #: With ``one_to_one``: ``(shape, conform)``, the check of its outputs
+        #: (``Operator.one_to_one_check``, or ``one_to_one_fields`` for a sink that reads only
+        #: fields), or ``(None, None)``.
+        self.check: tuple[type | None, Callable[[Any], Any] | None] = (None, None)
 
 
 class CountedConsume:
@@ -406,6 +411,7 @@ class _Task:
             rt = OperatorRuntime(task, backend, cfg.clock)
             inst = _Instance(node.operator_factory(), rt)
             inst.main, inst.sink = self._outputs_of(index, p)
+            inst.check = self._check(inst.op, inst.sink is not None)
             self.instances.append(inst)
             self._guard("open", None, None, inst.op.open, rt)
         self._only = self.instances[0] if len(self.instances) == 1 else None
@@ -422,6 +428,17 @@ class _Task:
             for task, i, consume in self._main
         ]
         return main, main[0][2] if len(main) == 1 else None
+
+    def _check(self, op: Operator, to_sink: bool) -> tuple[type | None, Callable[[Any], Any] | None]:
+        """How an instance of ``op`` checks its one-to-one outputs (``_Instance.check``): with
+        ``one_to_one_fields`` when its one consumer (``to_sink``: a sink it calls itself) reads
+        only fields."""
+        shape, conform = op.one_to_one_check or (None, None)
+        only = self._main[0][0] if to_sink and len(self._main) == 1 else None
+        node = getattr(only, "node", None)
+        if conform is not None and op.one_to_one_fields is not None and getattr(node, "fields_only", False):
+            conform = op.one_to_one_fields
+        return shape, conform
 
     def sink_instances(self) -> SinkInstances:
         """A sink's instances (a sink with a ``writer``), made at the first call."""
@@ -531,7 +548,7 @@ class _Task:
             return run
         sink, counter = inst.sink, self._counter
         to_main = self._main_sender(inst)
-        shape, conform = inst.op.one_to_one_check or (None, None)
+        shape, conform = inst.check
         translate = inst.op.one_to_one_error
 
         def run_map(value: Any, ts: int | None, key: Any = None) -> None:
@@ -613,7 +630,7 @@ class _Task:
         # Built once per call: the record path (any other step), or a map's downstream sender.
         run = None if direct else self._record_path(inst, input_index)
         to_main = self._main_sender(inst) if direct and sink is None else None
-        shape, conform = inst.op.one_to_one_check or (None, None)
+        shape, conform = inst.check
         rt, failed, one_error = inst.rt, self._function_failed, inst.op.one_to_one_error
         known = itertools.repeat(None) if keys is None else keys
         for value, ts, key in zip(values, stamps, known):  # noqa: B905

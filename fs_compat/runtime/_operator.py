@@ -164,6 +164,12 @@ class Operator(abc.ABC):
     #: call for outputs already of class ``shape``).
     one_to_one_check: tuple[type | None, Callable[[Any], Any]] | None = None
 
+    #: With ``one_to_one_check``: the check to make instead when the one consumer of the output
+    #: reads it only field by field (``SinkNode.fields_only``: a DataFrame's columns): it may
+    #: hand back a fitting tuple as it is where ``conform`` makes a Row of it, which that consumer
+    #: would only take apart again (``conformer``'s ``fields``). None: ``conform`` serves.
+    one_to_one_fields: Callable[[Any], Any] | None = None
+
     #: With ``one_to_one``: what a failure of it is reported as, when not the exception itself
     #: (a front end's own error, e.g. Bytewax's ``BytewaxRuntimeError`` naming the step): the
     #: runtime calls it with the exception and makes what it returns the StepError's cause. So

@@ -114,6 +114,10 @@ class SinkNode(Node):
 
     consume: Callable[[Any], None] | None = None
     writer: Callable[[int, int], Callable[[Any], None]] | None = None
+    #: ``consume`` reads a ``ROW`` value only field by field (a DataFrame's columns), so a step
+    #: may hand it a fitting tuple where its output type would make a Row of it
+    #: (``Operator.one_to_one_fields``).
+    fields_only: bool = False
 
 
 def upstream_of(sinks: Sequence[Node]) -> list[Node]:

@@ -46,11 +46,12 @@ class _Collector:
 
 class _Values(_Collector):
     """Stands for the main output when only its record values are wanted: upstream tasks call
-    ``node.consume`` (the list's ``append``) directly, as they do a sink's."""
+    ``node.consume`` (the list's ``append``) directly, as they do a sink's (``fields_only``:
+    ``SinkNode``'s)."""
 
-    def __init__(self, values: list[Any]) -> None:
+    def __init__(self, values: list[Any], fields_only: bool = False) -> None:
         super().__init__(None, [])
-        self.node = SinkNode("values", consume=values.append)
+        self.node = SinkNode("values", consume=values.append, fields_only=fields_only)
 
     def on_watermark(self, input_index: int, wm: int) -> None:
         pass
@@ -75,7 +76,9 @@ class SubtaskRunner:
     previous one's main output as its input ``i``, and as ``(step, i, tag)`` the previous one's
     side output ``tag`` (None: the main output). Call ``record`` / ``watermark`` per event,
     ``finish`` at the end of input; ``drain`` takes the outputs so far. With ``values``, the
-    main output's record values go to that list instead (no timestamps, no watermarks).
+    main output's record values go to that list instead (no timestamps, no watermarks); with
+    ``fields_only`` too, they are read only field by field (``SinkNode.fields_only``: a
+    fitting tuple may stand for a declared Row).
 
     With ``branches`` instead of ``chain`` and ``tags``: several chains that each read an output
     of ``node`` (their first link says which), ``(links, tag)`` each; what comes out of a branch
@@ -93,6 +96,7 @@ class SubtaskRunner:
         chain: Sequence[Link] = (),
         values: list[Any] | None = None,
         branches: Sequence[tuple[Sequence[Link], str | None]] = (),
+        fields_only: bool = False,
     ) -> None:
         self.config = config
         self._out: list[Output] = []
@@ -105,7 +109,7 @@ class SubtaskRunner:
             last.down.append((tag, _Collector(b, self._out), 0))  # type: ignore[arg-type]
         if not branches:
             last = self._follow(chain)
-            main = _Collector(None, self._out) if values is None else _Values(values)
+            main = _Collector(None, self._out) if values is None else _Values(values, fields_only)
             last.down.append((None, main, 0))  # type: ignore[arg-type]
             for tag in tags:
                 last.down.append((tag, _Collector(tag, self._out), 0))  # type: ignore[arg-type]

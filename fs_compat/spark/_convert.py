@@ -264,6 +264,13 @@ class OutputColumns:
     _width: int | None = None  # set when a value's fields go to the columns unchanged
     _scalar = False  # set when a value is its one column's value, unchanged (Arrow checks it)
 
+    @property
+    def fields_only(self) -> bool:
+        """Whether a value is read only field by field (a ``ROW`` or ``TUPLE`` output type, one
+        column per field), so a tuple or list does for a Row of the same fields
+        (``SinkNode.fields_only``)."""
+        return isinstance(self.output_type, (RowTypeInfo, TupleTypeInfo))
+
     def columns(self, values: Iterable[Any]) -> dict[str, list[Any]]:
         if self._scalar:
             return {"value": list(values)}

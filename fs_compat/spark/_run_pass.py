@@ -26,6 +26,8 @@ from ._worker import worker_pass
 class _Writer(Protocol):
     #: The list the runner puts its main output's record values in (None: ``take`` gets them).
     main: list[Any] | None
+    #: Whether ``main``'s values are read only field by field (``SinkNode.fields_only``).
+    fields_only: bool
 
     def start(self, part: int) -> None: ...
     def take(self, outs: Sequence[Output], origin: int | Sequence[int] | None = None) -> None: ...
@@ -40,6 +42,7 @@ class EventWriter:
     ``seq`` carries it (``origin << ORIGIN_SHIFT | position``: ``LocalConfig.origins``)."""
 
     main: list[Any] | None = None
+    fields_only = False  # the values are pickled as they are
 
     def __init__(self) -> None:
         self.schema = arrow_schema(FIELDS)
@@ -103,6 +106,7 @@ class ColumnWriter:
         self.want = tag
         self.columns = columns
         self.main: list[Any] | None = [] if tag is None else None
+        self.fields_only = columns.fields_only
         self.schema = columns.arrow_schema()
         self.cols: list[list[Any]] = [[] for _ in columns.names]
 
@@ -158,8 +162,16 @@ class _Subtasks:
             run = self.run
             self.part = part
             self.writer.start(part)
+            main = self.writer.main
             self.runner = SubtaskRunner(
-                run.node, part, run.config, run.channels, run.tags, run.chain, self.writer.main
+                run.node,
+                part,
+                run.config,
+                run.channels,
+                run.tags,
+                run.chain,
+                main,
+                fields_only=self.writer.fields_only,
             )
             if self.counts is not None:
                 self.counts.started(self.runner)

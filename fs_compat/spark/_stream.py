@@ -1705,7 +1705,15 @@ class _KeyGroups:
             runner = SubtaskRunner(self.keyed, index, config, per_input, branches=self.branches)
             return _Group(runner, now, len(self.channels))
         values: list[Any] = []
-        runner = SubtaskRunner(self.keyed, index, config, per_input, chain=self.branches[0][0], values=values)
+        runner = SubtaskRunner(
+            self.keyed,
+            index,
+            config,
+            per_input,
+            chain=self.branches[0][0],
+            values=values,
+            fields_only=self.out.fields_only,
+        )
         return _Group(runner, now, len(self.channels), values)
 
     @worker_pass

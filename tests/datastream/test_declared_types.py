@@ -16,7 +16,8 @@ import pytest
 from fs_compat.common import Configuration, Row, Types
 from fs_compat.common.internal import DeclaredTypeError, conformer
 from fs_compat.datastream import KeyedProcessFunction, StreamExecutionEnvironment
-from fs_compat.runtime import StepError
+from fs_compat.runtime import LocalConfig, OperatorNode, StepError
+from fs_compat.runtime._subtask import SubtaskRunner
 
 #: The messages as ``migration_guide/troubleshooting.md`` shows them (``<...>``: what varies).
 DOCUMENTED = {
@@ -179,3 +180,28 @@ def test_declared_types_are_checked_on_spark_too() -> None:
     _map_to_a_str_declared_int(env)
     doubled = env.from_collection([1, 2]).map(lambda v: v, output_type=Types.DOUBLE())
     assert doubled.execute_and_collect(limit=2) == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("fields_only", [False, True])
+def test_a_map_into_columns_hands_on_a_fitting_tuple_for_its_declared_row_with_the_same_checks(
+    fields_only: bool,
+) -> None:
+    """A map whose one consumer reads its outputs only field by field (a DataFrame's columns:
+    ``SinkNode.fields_only``) hands a tuple that fits its declared ``ROW`` on as it is, where
+    another consumer gets the Row made of it (which the columns would only take apart again); a
+    value that needs converting becomes a Row either way, and a misfit fails alike."""
+    declared = Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.LONG()])
+    stream = _env().from_collection([("a", 1)]).key_by(lambda r: r[0]).map(lambda r: r, output_type=declared)
+    node = stream._node
+    assert isinstance(node, OperatorNode)
+    values: list[Any] = []
+    runner = SubtaskRunner(node, 0, LocalConfig(), [1], values=values, fields_only=fields_only)
+    runner.records(0, [("a", 1), ["b", True], ("c", None)], [None, None, None])
+    assert [list(v) for v in values] == [["a", 1], ["b", 1], ["c", None]]
+    assert [type(v) for v in values] == [tuple if fields_only else Row, Row, tuple if fields_only else Row]
+    assert [type(f) for f in values[1]] == [str, int]  # the bool became the LONG's int
+    with pytest.raises(StepError) as info:
+        runner.records(0, [("d", "x")], [None])
+    assert _fits("output", str(info.value))
+    assert "returned ('d', 'x') (tuple) for record ('d', 'x') (key 'd')" in str(info.value)
+    assert "field n: 'x' (str) is not Long" in str(info.value)
