@@ -24,7 +24,9 @@ Queries over the same files, in the same run, one after the other:
   process, neither persisted nor restartable; ``fs-compat / stateless floor`` is printed, target
   <= 2.5x); ``tws`` (fs-compat's design without fs-compat: the ``chunk`` pre-pass, then
   ``transformWithStateInPandas`` over 128 key groups, one ``ValueState`` per group holding the
-  pickled dict, no user functions: what a target on the stateless floor is bounded by).
+  pickled dict, no user functions: what a target on the stateless floor is bounded by);
+  ``tws-shard`` (``tws`` with one group per subtask, 2, each key group's dict in a ``MapState``
+  entry: read in one scan, written per key group touched; what fewer, larger groups would save).
 
 Every query's output is checked (row count, the last count of key "0"). Prints, per query, ms per
 micro-batch (median over the batches after the first, which warms up workers), the medians of
@@ -197,6 +199,7 @@ FLOORS = {
     "expr2": ("expr", 2),
     "stateless": ("stateless", 2),
     "tws": ("tws", 128),
+    "tws-shard": ("tws-shard", 128),
 }
 
 
@@ -342,6 +345,66 @@ def _tws_floor_processor() -> Any:
     return CountSumByGroup()
 
 
+def _shard_chunks(groups: int, shards: int) -> Any:
+    """The ``tws-shard`` floor's pre-pass: ``_crc_chunks``' rows with a ``shard`` column, the
+    key group's subtask of ``shards`` (Flink's ``kg * shards // groups``) as a value Spark's hash
+    partitioning sends to that subtask's partition (``partition_keys``)."""
+    chunked = _crc_chunks(groups)
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        from fs_compat.spark._routing import partition_keys
+
+        values = partition_keys(shards)
+        for batch in chunked(batches):
+            kgs = batch.column(0).to_pylist()
+            shard = pa.array([values[kg * shards // groups] for kg in kgs], pa.int32())
+            yield pa.RecordBatch.from_arrays([shard, *batch.columns], ["shard", "kg", "chunk"])
+
+    return run
+
+
+def _tws_shard_floor_processor() -> Any:
+    """The ``tws-shard`` floor's processor: the ``tws`` floor with one group per subtask (2)
+    instead of per key group: each key group's pickled dict in a ``MapState`` keyed by key group,
+    read in one scan per call (``iterator``) and written per key group touched. What fewer,
+    larger ``transformWithStateInPandas`` groups would save fs-compat's design (the per-group
+    round trips to the state server and PySpark's per-group frames)."""
+    from pyspark.sql.streaming import StatefulProcessor
+    from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+
+    class CountSumByShard(StatefulProcessor):  # type: ignore[misc]
+        def init(self, handle: Any) -> None:
+            self.tables = handle.getMapState(
+                "tables",
+                StructType([StructField("kg", IntegerType())]),
+                StructType([StructField("blob", BinaryType())]),
+            )
+
+        def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:  # noqa: N802,N803
+            import pickle
+
+            import pandas as pd
+
+            tables = {int(kg[0]): pickle.loads(blob[0]) for kg, blob in self.tables.iterator()}
+            frames = []
+            touched = set()
+            for pdf in rows:
+                for kg, blob in zip(pdf["kg"].tolist(), pdf["chunk"].tolist(), strict=True):
+                    table = tables.setdefault(kg, {})
+                    touched.add(kg)
+                    frames.append(_count_sum_frame(table, [pickle.loads(blob)]))
+            for kg in touched:
+                self.tables.updateValue((kg,), (pickle.dumps(tables[kg], protocol=5),))
+            yield pd.concat(frames) if frames else _count_sum_frame({}, [])
+
+        def close(self) -> None:
+            pass
+
+    return CountSumByShard()
+
+
 def floor_frame(spark: Any, folder: str, variant: str) -> Any:
     """The engine floor ``variant``'s streaming DataFrame, not started."""
     from pyspark.sql import functions as sf
@@ -358,6 +421,11 @@ def floor_frame(spark: Any, folder: str, variant: str) -> Any:
         chunks = source.mapInArrow(_crc_chunks(groups), "kg INT, chunk BINARY")
         df = chunks.groupBy("kg").transformWithStateInPandas(
             _tws_floor_processor(), outputStructType=out_schema, outputMode="Append", timeMode="None"
+        )
+    elif how == "tws-shard":
+        chunks = source.mapInArrow(_shard_chunks(groups, 2), "shard INT, kg INT, chunk BINARY")
+        df = chunks.groupBy("shard").transformWithStateInPandas(
+            _tws_shard_floor_processor(), outputStructType=out_schema, outputMode="Append", timeMode="None"
         )
     else:
         if how == "expr":
