@@ -285,7 +285,9 @@ class RoutePass:
         import pyarrow as pa
 
         n = len(values)
-        groups, firsts, blobs, counts = chunks(parts, 0, values, stamps, keys or [None] * n, each)
+        groups, firsts, blobs, counts = chunks(
+            parts, 0, values, stamps, keys or [None] * n, each, placed=False
+        )
         m = len(groups)
         return pa.RecordBatch.from_arrays(
             [
@@ -382,6 +384,7 @@ def chunks(
     stamps: Sequence[int | None],
     keys: Sequence[Any],
     each: bool,
+    placed: bool = True,
 ) -> tuple[list[int], list[int], list[bytes], list[int]]:
     """Records sent to ``groups`` (a key group or a subtask each; the first record's place
     ``first``, the others' following: one batch of a pass) as *chunks*, one per group in the
@@ -392,7 +395,8 @@ def chunks(
     streaming pre-pass's ~128 rows per 10,000 records (``bench/w1_stream.py``: PySpark's
     ``transformWithStateInPandas`` spends a Python loop per row on its input), a bounded route
     pass's one per subtask (``RoutePass.packed``). ``each``: the values come from user
-    functions, and are pickled as copies (see ``chunk``).
+    functions, and are pickled as copies (see ``chunk``). ``placed`` False: no places (a
+    bounded run pass reads a packed chunk's records in order, and needs none).
 
     >>> gs, firsts, vs, ns = chunks([3, 5, 3], 100, ["a", "b", "c"], [7, 8, 9], ["x", 1, 2.5], False)
     >>> gs, firsts, ns
@@ -401,6 +405,9 @@ def chunks(
     ([0, 2], ['a', 'c'], [7, 9], ['x', None], False)
     >>> read_chunk(vs[0])
     ([0, 2], ['a', 'c'], [7, 9], ['x', None])
+    >>> _gs, _fs, vs, _ns = chunks([3, 3], 0, ["a", "b"], [None, None], [None, None], False, placed=False)
+    >>> pickle.loads(vs[0]), read_chunk(vs[0])  # timestamps and keys all None: one None each
+    ((None, ['a', 'b'], None, None, False), (None, ['a', 'b'], [None, None], [None, None]))
     """
     rows: dict[int, list[int]] = {}
     for i, g in enumerate(groups):
@@ -414,32 +421,43 @@ def chunks(
     for at in rows.values():
         if len(at) == 1:
             i = at[0]
-            blobs.append(chunk([0], [values[i]], [stamps[i]], [known[i]], each))
+            blobs.append(chunk([0] if placed else None, [values[i]], [stamps[i]], [known[i]], each))
             continue
         take = operator.itemgetter(*at)  # a chunk's records gathered in C, not a Python loop each
         start = at[0]
-        blobs.append(
-            chunk([i - start for i in at], list(take(values)), list(take(stamps)), list(take(known)), each)
-        )
+        places = [i - start for i in at] if placed else None
+        blobs.append(chunk(places, list(take(values)), list(take(stamps)), list(take(known)), each))
     return list(rows), [first + at[0] for at in rows.values()], blobs, [len(at) for at in rows.values()]
 
 
 def chunk(
-    places: list[int], values: list[Any], stamps: list[int | None], keys: list[Any], each: bool
+    places: list[int] | None, values: list[Any], stamps: list[int | None], keys: list[Any], each: bool
 ) -> bytes:
     """A chunk's ``v`` (``read_chunk`` reads it). With ``each``, the values are pickled as
     copies (``dumps_copies``: values from user functions, one emitted twice or two sharing a
     part, reach the next step as two objects, as across a Flink network boundary, where a plain
     pickle would keep them one); else (a DataFrame source's records, which share nothing that
-    can change) in the chunk's pickle."""
-    return dumps((places, dumps_copies(values) if each else values, stamps, keys, each))
+    can change) in the chunk's pickle. Timestamps or keys that are all None (no timestamps; no
+    key shipped) are one None."""
+    n = len(values)
+    return dumps(
+        (
+            places,
+            dumps_copies(values) if each else values,
+            None if stamps.count(None) == n else stamps,
+            None if keys.count(None) == n else keys,
+            each,
+        )
+    )
 
 
-def read_chunk(blob: bytes) -> tuple[list[int], list[Any], list[int | None], list[Any]]:
-    """A chunk's places, values, timestamps and keys (None where not shipped), from its ``v``
-    (``chunk``)."""
+def read_chunk(blob: bytes) -> tuple[list[int] | None, list[Any], list[int | None], list[Any]]:
+    """A chunk's places (None: not ``placed``), values, timestamps and keys (None where not
+    shipped), from its ``v`` (``chunk``)."""
     places, values, stamps, keys, each = pickle.loads(blob)
-    return places, loads_copies(values) if each else values, stamps, keys
+    values = loads_copies(values) if each else values
+    n = len(values)
+    return places, values, [None] * n if stamps is None else stamps, [None] * n if keys is None else keys
 
 
 def selected_key(key_selector: Callable[[Any], Any], value: Any, key: Any) -> tuple[bool, Any]:

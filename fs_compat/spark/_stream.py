@@ -1220,6 +1220,7 @@ class _Records:
                 all_keys.append(None)
                 continue
             places, chunk_values, chunk_stamps, chunk_keys = read_chunk(blob)
+            assert places is not None  # the pre-pass's and a step's chunks are placed
             all_seqs += [first + p for p in places]
             all_chs += [ch] * len(places)
             values += chunk_values

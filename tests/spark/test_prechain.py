@@ -207,16 +207,15 @@ def test_a_keyed_steps_only_input_crosses_the_shuffle_in_chunks() -> None:
     assert len(chunks) == 6 and sum(row["n"] for row in chunks) == 72  # 2 subtasks x 3 batches
     for part in (0, 1):
         mine = [row for row in rows if row["part"] == part]
-        expanded = []
+        expanded: list[tuple[Any, Any]] = []
+        firsts = []  # each chunk's seq, and where its records start among the subtask's
         for row in (row for row in chunks if row["part"] == part):
             places, values, stamps, keys = read_chunk(row["v"])
-            assert len(values) == row["n"] and places[0] == 0 and stamps == [None] * row["n"]
-            expanded += [
-                (row["seq"], p, value, key) for p, value, key in zip(places, values, keys, strict=True)
-            ]
-        assert [(value, key) for *_, value, key in expanded] == [
-            (pickle.loads(row["v"]), row["ks"]) for row in mine
-        ]
-        assert [first + p for first, p, *_ in expanded] == [row["seq"] for row in mine]  # one source
-        twice = [value for *_, value, _ in expanded if value[1][1] % 2]
+            # Its records in input order: the run pass needs no places (``chunks``' ``placed``).
+            assert len(values) == row["n"] and places is None and stamps == [None] * row["n"]
+            firsts.append((row["seq"], len(expanded)))
+            expanded += zip(values, keys, strict=True)
+        assert expanded == [(pickle.loads(row["v"]), row["ks"]) for row in mine]
+        assert [seq for seq, _at in firsts] == [mine[at]["seq"] for _seq, at in firsts]  # one source
+        twice = [value for value, _key in expanded if value[1][1] % 2]
         assert twice[0] == twice[1] and twice[0] is not twice[1]

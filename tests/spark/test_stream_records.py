@@ -26,8 +26,8 @@ from fs_compat.datastream import MapFunction, StreamExecutionEnvironment
 from fs_compat.datastream.state import ValueStateDescriptor
 from fs_compat.runtime import ExternalSourceNode, KeyEncoder, LocalConfig, OperatorNode
 from fs_compat.spark import spark_session
-from fs_compat.spark._convert import OutputColumns, loads_copies
-from fs_compat.spark._routing import chunks
+from fs_compat.spark._convert import OutputColumns
+from fs_compat.spark._routing import chunks, read_chunk
 from fs_compat.spark._stream import _STATE_FIELDS, Feed, _KeyGroups, _pre, _Records, _spark_schema
 
 pytestmark = [pytest.mark.spark]
@@ -112,9 +112,8 @@ def _records(pre: list[pa.RecordBatch]) -> list[tuple[int, int, Any, int | None]
     out = []
     for row in table.filter(pa.compute.field("seq") >= 0).to_pylist():
         assert row["n"] is not None and row["ts"] is None and "ki" not in row and "ks" not in row
-        places, values, stamps, keys, each = pickle.loads(row["v"])
-        if each:  # values from user functions: pickled as copies, in one blob
-            values = loads_copies(values)
+        places, values, stamps, keys = read_chunk(row["v"])
+        assert places is not None  # the pre-pass's chunks give each record's place
         assert len(places) == len(values) == len(stamps) == len(keys) == row["n"] and places[0] == 0
         out += [(row["seq"] + p, row["kg"], k, t) for p, k, t in zip(places, keys, stamps, strict=True)]
     return sorted(out)
