@@ -434,10 +434,10 @@ class _Task:
         ``one_to_one_fields`` when its one consumer (``to_sink``: a sink it calls itself) reads
         only fields."""
         shape, conform = op.one_to_one_check or (None, None)
-        only = self._main[0][0] if to_sink and len(self._main) == 1 else None
-        node = getattr(only, "node", None)
-        if conform is not None and op.one_to_one_fields is not None and getattr(node, "fields_only", False):
-            conform = op.one_to_one_fields
+        node = getattr(self._main[0][0], "node", None) if to_sink else None  # its one consumer
+        fields = op.one_to_one_fields
+        if conform is not None and fields is not None and isinstance(node, SinkNode) and node.fields_only:
+            conform = fields
         return shape, conform
 
     def sink_instances(self) -> SinkInstances:

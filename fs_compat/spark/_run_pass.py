@@ -162,7 +162,6 @@ class _Subtasks:
             run = self.run
             self.part = part
             self.writer.start(part)
-            main = self.writer.main
             self.runner = SubtaskRunner(
                 run.node,
                 part,
@@ -170,7 +169,7 @@ class _Subtasks:
                 run.channels,
                 run.tags,
                 run.chain,
-                main,
+                self.writer.main,
                 fields_only=self.writer.fields_only,
             )
             if self.counts is not None:
