@@ -31,7 +31,15 @@ Queries over the same files, in the same run, one after the other:
 Before any query is timed, every query runs ``--warmup`` micro-batches (3) over other files,
 untimed: the JVM's JIT takes ~1M events to warm up (a query run first had micro-batches ~1.5x
 longer for its first ~5 than later, and ran later it did not), and without this the first query in
-the list (fs-compat) paid it for the floors after it.
+the list (fs-compat) paid it for the floors after it. It does not end there: the JIT keeps
+compiling the driver's planning code for tens of micro-batches more (``--cpu``), more for plans of
+more operators, so a query's place in the list still moves its figures.
+
+``--cpu`` adds, per query, the CPU each micro-batch used (the first one's included): the JVM's by
+thread kind (HotSpot's JIT compiler threads, Spark's task threads, GC, the rest: the driver's
+planning, the state store's and the shuffle's threads), the Python workers', and how many classes
+Spark's code generation compiled (on Linux; it reads ``/proc``). On a machine of two cores this
+is what the queries compete for.
 
 Every query's output is checked (row count, the last count of key "0"). Prints, per query, ms per
 micro-batch (median over the batches after the first, which warms up workers), the medians of
@@ -41,6 +49,7 @@ Target: fs-compat <= 1,000 ms per micro-batch on local[2] and >= 4x native.
     .venv/bin/python bench/w1_stream.py                 # 6 micro-batches, ~2-4 min
     .venv/bin/python bench/w1_stream.py --batches 3     # a quick look
     .venv/bin/python bench/w1_stream.py --only floor --floors pre,expr
+    .venv/bin/python bench/w1_stream.py --only fs-compat,floor --floors stateless,tws --cpu
 """
 
 from __future__ import annotations
@@ -476,6 +485,55 @@ def per_batch_ms(query: Any) -> tuple[list[int], dict[str, float]]:
     return [int(d["triggerExecution"]) for d in progress], parts
 
 
+#: ``--cpu``: a JVM thread's part by its name's start (the rest is "other").
+_THREAD_PARTS = (
+    ("C1 CompilerThre", "jit"),
+    ("C2 CompilerThre", "jit"),
+    ("Executor task", "tasks"),
+    ("GC ", "gc"),
+)
+
+
+def _proc_cpu_seconds(stat_path: str) -> tuple[str, float]:
+    """``(name, user + system CPU seconds)`` of the process or thread whose ``/proc/.../stat``
+    is ``stat_path`` (Linux)."""
+    with open(stat_path) as f:
+        data = f.read()
+    fields = data[data.rindex(")") + 2 :].split()  # after the name, which may hold spaces
+    return data[data.index("(") + 1 : data.rindex(")")], (int(fields[11]) + int(fields[12])) / os.sysconf(
+        "SC_CLK_TCK"
+    )
+
+
+def cpu_seconds() -> dict[str, float]:
+    """CPU seconds so far of this machine's JVMs, by thread kind (``jit``: HotSpot's compiler
+    threads, ``tasks``: Spark's task threads, ``gc``, ``other``), and of its PySpark Python
+    workers (``python``: every ``pyspark.daemon`` process and its forked workers), for ``--cpu``.
+    Linux only (``/proc``); what ended in between is not counted."""
+    import glob
+
+    parts = dict.fromkeys(("jit", "tasks", "gc", "other", "python"), 0.0)
+    for proc in glob.glob("/proc/[0-9]*"):
+        try:
+            with open(f"{proc}/cmdline", "rb") as f:
+                command = f.read()
+            if b"pyspark.daemon" in command or b"pyspark.worker" in command:
+                parts["python"] += _proc_cpu_seconds(f"{proc}/stat")[1]
+            elif command.split(b"\0", 1)[0].endswith(b"java"):
+                for task in glob.glob(f"{proc}/task/*/stat"):
+                    name, seconds = _proc_cpu_seconds(task)
+                    kind = next((k for start, k in _THREAD_PARTS if name.startswith(start)), "other")
+                    parts[kind] += seconds
+        except (OSError, ValueError):  # gone meanwhile
+            continue
+    return parts
+
+
+def codegen_compilations(spark: Any) -> int:
+    """How many classes Spark's code generation has compiled (Janino) in this JVM so far."""
+    return int(spark._jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME().getCount())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -494,6 +552,11 @@ def main() -> None:
         type=int,
         default=0,
         help="also run fs-compat with this many key groups (env.set_max_parallelism; default 128)",
+    )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="also print each query's CPU per micro-batch: the JVM's by thread kind, the Python workers'",
     )
     parser.add_argument(
         "--warmup",
@@ -533,6 +596,8 @@ def main() -> None:
         results = {}
         for name, out_folder, build in queries:
             started = time.perf_counter()
+            cpu_before = cpu_seconds() if args.cpu else {}
+            compiled_before = codegen_compilations(spark) if args.cpu else 0
             times, parts = per_batch_ms(build(spark, folder, work))
             wall = time.perf_counter() - started
             out = spark.read.parquet(os.path.join(work, out_folder))
@@ -556,6 +621,18 @@ def main() -> None:
                 + ", ".join(f"{part} {ms:.0f}" for part, ms in sorted(parts.items(), key=lambda i: -i[1])),
                 flush=True,
             )
+            if args.cpu:  # every micro-batch's, the first's too (its workers start)
+                used = {k: v - cpu_before[k] for k, v in cpu_seconds().items()}
+                compiled = codegen_compilations(spark) - compiled_before
+                print(
+                    f"{'':28s} CPU ms per micro-batch: JVM "
+                    + ", ".join(
+                        f"{k} {1000 * used[k] / len(times):.0f}" for k in ("jit", "tasks", "gc", "other")
+                    )
+                    + f"; Python workers {1000 * used['python'] / len(times):.0f}; "
+                    f"classes compiled by codegen {compiled / len(times):.1f}",
+                    flush=True,
+                )
         stateless = results.get("engine floor stateless, 2 kg")
         if stateless is not None:
             for name, ms in results.items():
