@@ -35,6 +35,9 @@ the list (fs-compat) paid it for the floors after it. It does not end there: the
 compiling the driver's planning code for tens of micro-batches more (``--cpu``), more for plans of
 more operators, so a query's place in the list still moves its figures.
 
+``--rounds N`` runs the list N times, every other round in reverse order, and reports each
+query's median over the rounds (and the ratio of those medians): no query always runs first.
+
 ``--cpu`` adds, per query, the CPU each micro-batch used (the first one's included): the JVM's by
 thread kind (HotSpot's JIT compiler threads, Spark's task threads, GC, the rest: the driver's
 planning, the state store's and the shuffle's threads), the Python workers', and how many classes
@@ -50,6 +53,7 @@ Target: fs-compat <= 1,000 ms per micro-batch on local[2] and >= 4x native.
     .venv/bin/python bench/w1_stream.py --batches 3     # a quick look
     .venv/bin/python bench/w1_stream.py --only floor --floors pre,expr
     .venv/bin/python bench/w1_stream.py --only fs-compat,floor --floors stateless,tws --cpu
+    .venv/bin/python bench/w1_stream.py --only fs-compat,floor --floors stateless,tws --rounds 3
 """
 
 from __future__ import annotations
@@ -534,6 +538,47 @@ def codegen_compilations(spark: Any) -> int:
     return int(spark._jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME().getCount())
 
 
+def run_query(spark: Any, args: Any, name: str, out_folder: str, build: Any, folder: str, work: str) -> float:
+    """Run one query over the input ``folder`` (its checkpoint and output under ``work``), check
+    its output, print its figures; its median ms per micro-batch after the first."""
+    started = time.perf_counter()
+    cpu_before = cpu_seconds() if args.cpu else {}
+    compiled_before = codegen_compilations(spark) if args.cpu else 0
+    times, parts = per_batch_ms(build(spark, folder, work))
+    wall = time.perf_counter() - started
+    out = spark.read.parquet(os.path.join(work, out_folder))
+    rows = out.count()
+    expected = args.batches * PER_BATCH
+    if rows != expected:
+        raise AssertionError(f"{name}: {rows} output rows, expected {expected}")
+    last = out.where("key = '0'").agg({"count": "max"}).collect()[0][0]
+    if "stateless" not in name and last != args.batches * PER_BATCH // KEYS:
+        raise AssertionError(f"{name}: key '0' counted {last}")
+    steady = times[1:] or times
+    bound = "  (bound)" if name.startswith("engine floor") else ""
+    print(
+        f"{name:28s} ms/batch median {statistics.median(steady):8.0f}  "
+        f"(first {times[0]} ms; all {times}; wall {wall:.1f} s){bound}",
+        flush=True,
+    )
+    print(
+        f"{'':28s} medians of durationMs: "
+        + ", ".join(f"{part} {ms:.0f}" for part, ms in sorted(parts.items(), key=lambda i: -i[1])),
+        flush=True,
+    )
+    if args.cpu:  # every micro-batch's, the first's too (its workers start)
+        used = {k: v - cpu_before[k] for k, v in cpu_seconds().items()}
+        compiled = codegen_compilations(spark) - compiled_before
+        print(
+            f"{'':28s} CPU ms per micro-batch: JVM "
+            + ", ".join(f"{k} {1000 * used[k] / len(times):.0f}" for k in ("jit", "tasks", "gc", "other"))
+            + f"; Python workers {1000 * used['python'] / len(times):.0f}; "
+            f"classes compiled by codegen {compiled / len(times):.1f}",
+            flush=True,
+        )
+    return float(statistics.median(steady))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -552,6 +597,12 @@ def main() -> None:
         type=int,
         default=0,
         help="also run fs-compat with this many key groups (env.set_max_parallelism; default 128)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run the queries this many times, every other round in reverse order; report the medians",
     )
     parser.add_argument(
         "--cpu",
@@ -593,53 +644,34 @@ def main() -> None:
             write_inputs(spark, os.path.join(warm, "in"), args.warmup)
             for _name, _out_folder, build in queries:
                 per_batch_ms(build(spark, os.path.join(warm, "in"), warm))
-        results = {}
-        for name, out_folder, build in queries:
-            started = time.perf_counter()
-            cpu_before = cpu_seconds() if args.cpu else {}
-            compiled_before = codegen_compilations(spark) if args.cpu else 0
-            times, parts = per_batch_ms(build(spark, folder, work))
-            wall = time.perf_counter() - started
-            out = spark.read.parquet(os.path.join(work, out_folder))
-            rows = out.count()
-            expected = args.batches * PER_BATCH
-            if rows != expected:
-                raise AssertionError(f"{name}: {rows} output rows, expected {expected}")
-            last = out.where("key = '0'").agg({"count": "max"}).collect()[0][0]
-            if "stateless" not in name and last != args.batches * PER_BATCH // KEYS:
-                raise AssertionError(f"{name}: key '0' counted {last}")
-            steady = times[1:] or times
-            results[name] = statistics.median(steady)
-            bound = "  (bound)" if name.startswith("engine floor") else ""
-            print(
-                f"{name:28s} ms/batch median {statistics.median(steady):8.0f}  "
-                f"(first {times[0]} ms; all {times}; wall {wall:.1f} s){bound}",
-                flush=True,
-            )
-            print(
-                f"{'':28s} medians of durationMs: "
-                + ", ".join(f"{part} {ms:.0f}" for part, ms in sorted(parts.items(), key=lambda i: -i[1])),
-                flush=True,
-            )
-            if args.cpu:  # every micro-batch's, the first's too (its workers start)
-                used = {k: v - cpu_before[k] for k, v in cpu_seconds().items()}
-                compiled = codegen_compilations(spark) - compiled_before
-                print(
-                    f"{'':28s} CPU ms per micro-batch: JVM "
-                    + ", ".join(
-                        f"{k} {1000 * used[k] / len(times):.0f}" for k in ("jit", "tasks", "gc", "other")
-                    )
-                    + f"; Python workers {1000 * used['python'] / len(times):.0f}; "
-                    f"classes compiled by codegen {compiled / len(times):.1f}",
-                    flush=True,
-                )
-        stateless = results.get("engine floor stateless, 2 kg")
+        results: dict[str, list[float]] = {}  # per query, its median in each round
+        for r in range(args.rounds):
+            # Every other round the other way round: the JIT keeps warming up across queries.
+            order = queries if r % 2 == 0 else queries[::-1]
+            if args.rounds > 1:
+                print(f"round {r + 1} of {args.rounds}: " + ", ".join(q[0] for q in order), flush=True)
+            for name, out_folder, build in order:
+                ms = run_query(spark, args, name, out_folder, build, folder, os.path.join(work, f"round-{r}"))
+                results.setdefault(name, []).append(ms)
+            stateless_ms = results.get("engine floor stateless, 2 kg")
+            if args.rounds > 1 and stateless_ms is not None:
+                for name, per_round in results.items():
+                    if name.startswith("fs-compat"):
+                        print(
+                            f"round {r + 1}: {name} / stateless floor {per_round[-1] / stateless_ms[-1]:.2f}x"
+                        )
+        medians = {name: statistics.median(per_round) for name, per_round in results.items()}
+        if args.rounds > 1:
+            for name, per_round in results.items():
+                shown = ", ".join(f"{ms:.0f}" for ms in per_round)
+                print(f"{name:28s} median over rounds {medians[name]:8.0f}  (rounds: {shown})")
+        stateless = medians.get("engine floor stateless, 2 kg")
         if stateless is not None:
-            for name, ms in results.items():
+            for name, ms in medians.items():
                 if name.startswith("fs-compat"):
                     print(f"ratio {name} / stateless floor: {ms / stateless:.2f}x  (target <= 2.5x)")
-        native = results.get("native transformWithState")
-        for name, ms in results.items():
+        native = medians.get("native transformWithState")
+        for name, ms in medians.items():
             if native is not None and name != "native transformWithState":
                 print(f"ratio native/{name}: {native / ms:.2f}x")
         print("target: fs-compat <= 1000 ms per batch and >= 4x native")
