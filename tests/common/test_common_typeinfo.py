@@ -308,6 +308,35 @@ def test_a_tuple_codec_writes_a_pair_of_integers_as_it_writes_any_tuple(kind: st
     assert _encoded(codec, value) == _encoded(general, value)
 
 
+def _decoded(codec: Any, data: bytes) -> Any:
+    """``codec.decode(data)``, or the error it raised (type and message)."""
+    try:
+        return codec.decode(data)
+    except Exception as exc:
+        return type(exc), str(exc)
+
+
+@given(
+    st.sampled_from(["LONG", "INT", "SHORT"]),
+    st.binary(min_size=17, max_size=19)
+    | st.tuples(
+        st.integers(0, 2),
+        st.binary(min_size=8, max_size=8),
+        st.integers(0, 2),
+        st.binary(min_size=8, max_size=8),
+    ).map(lambda p: bytes([p[0]]) + p[1] + bytes([p[2]]) + p[3]),
+)
+def test_a_tuple_codec_reads_a_pair_of_integers_as_it_reads_any_tuple(kind: str, data: bytes) -> None:
+    """``TupleCodec``'s pair of integers is read in one ``unpack`` (each key's value of a key
+    group restored from its snapshot): the same values, and the same errors, as field by field."""
+    field = getattr(Types, kind)()
+    codec = Types.TUPLE([field, field]).codec()
+    general = Types.TUPLE([field, field]).codec()
+    general._pair_read = False  # type: ignore[attr-defined]
+    assert codec._pair_read  # type: ignore[attr-defined]
+    assert _decoded(codec, data) == _decoded(general, data)
+
+
 @pytest.mark.parametrize(
     ("info", "bad", "error", "pattern"),
     [
