@@ -40,8 +40,8 @@ query's median over the rounds (and the ratio of those medians): no query always
 
 ``--cpu`` adds, per query, the CPU each micro-batch used (the first one's included): the JVM's by
 thread kind (HotSpot's JIT compiler threads, Spark's task threads, GC, the rest: the driver's
-planning, the state store's and the shuffle's threads), the Python workers', and how many classes
-Spark's code generation compiled (on Linux; it reads ``/proc``). On a machine of two cores this
+planning, the state store's and the shuffle's threads), the Python workers', and how many compilations
+Spark's code generation ran (on Linux; it reads ``/proc``). On a machine of two cores this
 is what the queries compete for.
 
 Every query's output is checked (row count, the last count of key "0"). Prints, per query, ms per
@@ -534,7 +534,8 @@ def cpu_seconds() -> dict[str, float]:
 
 
 def codegen_compilations(spark: Any) -> int:
-    """How many classes Spark's code generation has compiled (Janino) in this JVM so far."""
+    """How many compilations Spark's code generation has run (Janino: one per generated source,
+    which may hold several classes) in this JVM so far."""
     return int(spark._jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME().getCount())
 
 
@@ -573,7 +574,7 @@ def run_query(spark: Any, args: Any, name: str, out_folder: str, build: Any, fol
             f"{'':28s} CPU ms per micro-batch: JVM "
             + ", ".join(f"{k} {1000 * used[k] / len(times):.0f}" for k in ("jit", "tasks", "gc", "other"))
             + f"; Python workers {1000 * used['python'] / len(times):.0f}; "
-            f"classes compiled by codegen {compiled / len(times):.1f}",
+            f"codegen compilations {compiled / len(times):.1f}",
             flush=True,
         )
     return float(statistics.median(steady))
