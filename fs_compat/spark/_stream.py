@@ -150,7 +150,7 @@ from fs_compat.runtime import (
 from ._convert import OutputColumns, RowReader, dumps
 from ._events import watermark_column
 from ._progress import METRICS_COLUMN, metric_changes, runner_metrics, watch
-from ._routing import chunk, chunks, read_chunk, selects_field
+from ._routing import chunk, chunks, column_chunks, read_chunk, selects_field
 from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
 from ._worker import worker_pass
@@ -1029,8 +1029,13 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
                     )
                 elif spread is not None:
                     kgs, keys = spread(make_rows(names, zip(*cols, strict=True))), [None] * n
-                items: list[Any] = list(zip(*cols, strict=True))
+                # The records go as their columns (``column_chunks``), keyed by their field
+                # ``field`` when that is their key: no tuple per record here.
+                columns: list[list[Any]] | None = cols if cols else None
+                by_field = groups is not None and field is not None
+                items: list[Any] = [] if columns is not None else list(zip(*cols, strict=True))
             else:
+                columns, by_field = None, False
                 items, stamps = [], []
                 tuples, source_stamps = reader.tuples(batch)
                 for values, ts in zip(tuples, source_stamps, strict=True):
@@ -1058,11 +1063,17 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
                 max_ts = top
             first, seq = seq, seq + n
             if broadcast:
+                if columns is not None:
+                    items = list(zip(*columns, strict=True))
                 kgs, seqs, vs, counts = _chunk_to_every_group(targets, first, items, stamps, each)
             else:
                 if offset:
                     kgs = [offset + g for g in kgs]
-                kgs, seqs, vs, counts = chunks(kgs, first, items, stamps, keys, each)
+                if columns is not None:
+                    shipped = field if by_field and field is not None else keys
+                    kgs, seqs, vs, counts = column_chunks(kgs, first, columns, stamps, shipped)
+                else:
+                    kgs, seqs, vs, counts = chunks(kgs, first, items, stamps, keys, each)
             m = len(vs)
             yield pa.RecordBatch.from_arrays(
                 [
