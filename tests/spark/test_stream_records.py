@@ -157,6 +157,8 @@ def test_str_int_and_other_keys_reach_the_key_group_pass_and_records_keep_input_
         ("key STRING, value LONG", lambda r: r.key, [str(i % 5) for i in values], "ks"),
         ("key LONG, value LONG", lambda r: r.key, [i % 5 - 2 for i in values], "ki"),
         ("key LONG, value LONG", lambda r: (r.key,), [i % 5 for i in values], None),  # not shipped
+        # A float key read as its field: the chunk names the key column (``column_chunks``).
+        ("key DOUBLE, value LONG", lambda r: r.key, [i % 5 / 2 for i in values], "column"),
         (
             "key LONG, value LONG",
             lambda r: r.key if r.key % 2 else str(r.key),
@@ -180,6 +182,8 @@ def test_str_int_and_other_keys_reach_the_key_group_pass_and_records_keep_input_
             assert shipped_keys == wanted and {type(k) for k in shipped_keys} == {int}
         elif shipped is None:
             assert shipped_keys == [None] * n
+        elif shipped == "column":
+            assert shipped_keys == wanted and {type(k) for k in shipped_keys} == {float}
         else:
             assert shipped_keys == wanted
         outs = _run_groups(pre, fn, reverse)
