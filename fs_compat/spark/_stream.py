@@ -49,7 +49,9 @@ Physical plan:
    same on every target). Rows out (``_PRE_FIELDS``): one *chunk* per key group and Arrow
    batch (``chunks``): ``kg``, ``seq`` (its first record's order within the micro-batch),
    ``v`` (the pickled records: each one's order, value, timestamp and key when an ``int`` or a
-   ``str``), ``n`` (how many) and the channel ``ch``; so Spark shuffles and
+   ``str``; a source's records read straight by the keyed step go column by column,
+   ``column_chunks``, their keys as the column the selector reads when it reads one), ``n``
+   (how many) and the channel ``ch``; so Spark shuffles and
    ``transformWithStateInPandas`` hands over ~128 rows per 10,000 records, not one per record
    (PySpark loops over its input rows in Python). At the end of its input each partition adds
    one marker row per key group carrying the channel's watermark (the largest timestamp it saw
@@ -191,8 +193,9 @@ def end_of_run(run: int) -> int:
 #: step it arrives on (``Feed.ch``). A row with ``n`` set is a *chunk*: ``n`` records of one key
 #: group, in order, from one batch of a source's pass (``chunks``): ``seq`` is its first
 #: record's, ``v`` the pickled records' places after the first (their ``seq`` minus its), values,
-#: timestamps and keys where an ``int`` or a ``str`` (so the key-group pass need not run the key
-#: selector); ``ts`` null. A marker (``v`` null) carries a channel's watermark in ``ts``.
+#: timestamps and keys where an ``int`` or a ``str``, or all of a column the key selector reads as
+#: it is (``column_chunks``; so the key-group pass need not run the key selector); ``ts`` null.
+#: A marker (``v`` null) carries a channel's watermark in ``ts``.
 _PRE_FIELDS = (
     ("kg", "int"),
     ("seq", "long"),
