@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import datetime
 import io
+import numbers
 import pickle
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import cloudpickle
@@ -254,6 +255,8 @@ class OutputColumns:
             self._split = lambda v: (conv(v),)
             self._scalar = conv is _identity
         self.names = [f.name for f in self.schema.fields]
+        #: The columns of an integer type: a value there must be an integer (``unfit_integer``).
+        self._integers = [f.name for f in self.schema.fields if type(f.dataType).__name__ in _INTEGER_TYPES]
         #: The columns ``frame`` gives a NumPy type when every value is of its Python class.
         self._typed = {
             f.name: _NUMPY_TYPES[type(f.dataType).__name__]
@@ -311,6 +314,7 @@ class OutputColumns:
         import pandas as pd
 
         fromiter, typed = np.fromiter, self._typed
+        self.refuse_unfit_integers(columns)
         arrays = {}
         for name, col in columns.items():
             numpy_type = typed.get(name)
@@ -327,6 +331,45 @@ class OutputColumns:
         from pyspark.sql.pandas.types import to_arrow_schema
 
         return to_arrow_schema(self.schema, timezone="UTC")  # UTC instants, as in _routing
+
+    def unfit_integer(self, columns: Mapping[str, Sequence[Any]]) -> str | None:
+        """Why ``columns`` (``columns()``'s, and any extra ones, equal lengths) do not fit this
+        schema when an integer column holds a value that is no integer (a ``float``, say), or
+        None: Arrow stores such a value truncated, silently (pyarrow 26: ``pa.array([1.5],
+        pa.int64())`` is ``[1]``), where every other misfit is an error it raises. Names the
+        first such value, as ``mismatch`` does. Top-level columns only.
+
+        >>> from fs_compat.common import Types
+        >>> out = OutputColumns(Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.LONG()]))
+        >>> out.unfit_integer({"k": ["a", "b"], "n": [1, None]}) is None
+        True
+        >>> why = out.unfit_integer({"k": ["a", "b"], "n": [1, 2.5]})
+        >>> why.startswith("field 'n' of ('b', 2.5) does not fit"), why.endswith("is a float, not an integer")
+        (True, True)
+        """
+        for name in self._integers:
+            column = columns[name]
+            try:  # ints only (bools too) sum to an int: a third of ``set(map(type, ...))``'s time
+                if sum(column).__class__ is int:
+                    continue
+            except TypeError:  # a None, or a value that does not add to an int
+                if set(map(type, column)) <= _INTEGER_CLASSES:
+                    continue
+            for row, value in enumerate(column):
+                if value is not None and not isinstance(value, numbers.Integral):
+                    why = f"{value!r} is a {type(value).__name__}, not an integer"
+                    wanted = f"the output type {self.output_type!r}"
+                    if len(self.names) == 1:
+                        return f"the value {value!r} does not fit {wanted}: {why}"
+                    values = tuple(columns[n][row] for n in self.names)
+                    return f"field {name!r} of {values!r} does not fit {wanted}: {why}"
+        return None
+
+    def refuse_unfit_integers(self, columns: Mapping[str, Sequence[Any]]) -> None:
+        """A TypeError saying ``unfit_integer``'s why, if there is one (Arrow would not say it)."""
+        why = self.unfit_integer(columns)
+        if why is not None:
+            raise TypeError(why)
 
     def mismatch(self, columns: Sequence[Sequence[Any]], error: Exception) -> str:
         """Why ``columns`` (as ``columns()`` gives them, in schema order) did not become an Arrow
@@ -347,6 +390,10 @@ class OutputColumns:
                     return f"field {field.name!r} of {values!r} does not fit {wanted}: {exc}"
         return f"the values do not fit {wanted}: {error}"
 
+
+#: Spark's integer types (``OutputColumns.unfit_integer``), and the classes that need no look.
+_INTEGER_TYPES = frozenset({"LongType", "IntegerType", "ShortType", "ByteType"})
+_INTEGER_CLASSES = frozenset({int, type(None)})
 
 #: ``OutputColumns.frame``'s typed columns: Spark type -> (Python class, NumPy type).
 _NUMPY_TYPES: dict[str, tuple[type, str]] = {"LongType": (int, "int64"), "DoubleType": (float, "float64")}

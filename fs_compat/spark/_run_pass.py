@@ -134,6 +134,9 @@ class ColumnWriter:
         """The values added since the last flush, as a record batch."""
         import pyarrow as pa
 
+        why = self.columns.unfit_integer(dict(zip(self.columns.names, self.cols, strict=True)))
+        if why is not None:
+            raise StepError(f"step '{self.step}': {why}")
         try:
             arrays = [pa.array(col, field.type) for col, field in zip(self.cols, self.schema, strict=True)]
         except (TypeError, ValueError) as exc:  # Arrow's errors are ones of these too

@@ -968,7 +968,9 @@ def _stateless(
             results = [
                 v for value, ts in zip(values, stamps, strict=True) for v, _ in _records(chain, value, ts)
             ]
-            yield pa.RecordBatch.from_pydict(out.columns(results), schema=arrow_schema)
+            columns = out.columns(results)
+            out.refuse_unfit_integers(columns)
+            yield pa.RecordBatch.from_pydict(columns, schema=arrow_schema)
 
     return worker_pass(run)
 

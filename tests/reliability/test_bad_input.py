@@ -415,6 +415,25 @@ def test_an_output_of_the_wrong_type_on_spark_names_step_type_and_value() -> Non
     )
     assert re.search(re.escape(f"StepError: {expected}") + "(\n|$)", str(info.value))
     _check("row field of the wrong type (Spark)", expected, expected)
+    # A float for an integer field, from a step whose outputs are not checked against its declared
+    # type (a flat_map): Arrow would store it truncated (pyarrow 26: ``pa.array([1.5],
+    # pa.int64())`` is ``[1]``), so the adapter refuses it, naming it.
+    floats = (
+        _spark()
+        .from_collection([1])
+        .flat_map(
+            lambda v: [Row(v, v + 0.5)], output_type=Types.ROW_NAMED(["id", "n"], [Types.INT(), Types.LONG()])
+        )
+        .name("f")
+    )
+    with pytest.raises(Exception) as info:
+        floats.to_dataframe().collect()
+    expected = (
+        "step 'f': field 'n' of (1, 1.5) does not fit the output type "
+        "RowTypeInfo(id: Integer, n: Long): 1.5 is a float, not an integer"
+    )
+    assert re.search(re.escape(f"StepError: {expected}") + "(\n|$)", str(info.value))
+    _check("row field of the wrong type (Spark)", expected, expected)
 
 
 # 5. Corrupt state bytes found while restoring. ---------------------------------------------------

@@ -310,6 +310,23 @@ def test_output_frames_type_only_columns_whose_values_all_fit_and_arrow_reads_th
     assert results[3] is OverflowError
 
 
+def test_an_output_frame_refuses_a_float_in_an_integer_column() -> None:
+    """A float in a ``LONG`` column would reach Spark truncated (PySpark converts an object
+    column with ``pa.Array.from_pandas``, which makes ``1.5`` ``1`` even with ``safe=True``), so
+    ``OutputColumns.frame`` refuses it, naming the field, the record and the type; an integer
+    column of ints and None, and a float in a ``DOUBLE`` column, are frames as before."""
+    out = OutputColumns(Types.ROW_NAMED(["k", "n", "x"], [Types.STRING(), Types.LONG(), Types.DOUBLE()]))
+    assert pa.Array.from_pandas(pd.Series([1.5], dtype=object), type=pa.int64()).to_pylist() == [1]
+    with pytest.raises(TypeError) as info:
+        out.frame({"k": ["a", "b"], "n": [1, 2.5], "x": [0.5, 1]})
+    assert str(info.value) == (
+        "field 'n' of ('b', 2.5, 1) does not fit the output type "
+        "RowTypeInfo(k: String, n: Long, x: Double): 2.5 is a float, not an integer"
+    )
+    frame = out.frame({"k": ["a", "b"], "n": [1, None], "x": [0.5, 1]})
+    assert frame["n"].tolist() == [1, None] and frame["x"].tolist() == [0.5, 1]
+
+
 def test_records_read_frames_as_every_pandas_conversion_of_pyspark_gives_them() -> None:
     """A key group's frame of chunks and a marker (a channel's watermark) reads the same whether
     PySpark gave its integer columns with nulls as floats (its default), as objects with None
