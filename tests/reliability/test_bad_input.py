@@ -372,20 +372,26 @@ def test_a_state_value_of_the_wrong_type_names_step_state_type_and_value() -> No
     assert isinstance(info.value.__cause__, TypeError)
 
 
+def _fails_on_spark(ds: Any, case: str, expected: str) -> None:
+    """Collecting ``ds.to_dataframe()`` fails with the StepError ``expected``, which fits the
+    documented template of ``case``."""
+    with pytest.raises(Exception) as info:
+        ds.to_dataframe().collect()
+    assert re.search(re.escape(f"StepError: {expected}") + "(\n|$)", str(info.value))
+    _check(case, expected, expected)
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_an_output_of_the_wrong_type_on_spark_names_step_type_and_value() -> None:
     # A value not of the declared type's class is stopped in the step that returns it, as in-process.
     fn = lambda v: v if v == 1 else "two"  # noqa: E731
     ds = _spark().from_collection([1, 2]).key_by(lambda v: v).map(fn, output_type=Types.INT()).name("m")
-    with pytest.raises(Exception) as info:
-        ds.to_dataframe().collect()
     expected = (
         f"step 'm': function {fn.__qualname__} ({HERE}:{_line(fn)}) returned 'two' (str) for record 2 "
         "(key 2), declared output type Integer"
     )
-    assert re.search(re.escape(f"StepError: {expected}") + "(\n|$)", str(info.value))
-    _check("output of the declared type", expected, expected)
+    _fails_on_spark(ds, "output of the declared type", expected)
     # A value of the type's class passes the step unchecked; Spark's Arrow conversion names it.
     ds = (
         _spark()
@@ -393,28 +399,22 @@ def test_an_output_of_the_wrong_type_on_spark_names_step_type_and_value() -> Non
         .map(lambda v: v if v == 1 else 2**40, output_type=Types.INT())
         .name("m")
     )
-    with pytest.raises(Exception) as info:
-        ds.to_dataframe().collect()
     expected = (
         "step 'm': the value 1099511627776 does not fit the output type Integer: "
         "Value 1099511627776 too large to fit in C integer type"
     )
-    assert re.search(re.escape(f"StepError: {expected}") + "(\n|$)", str(info.value))
-    _check("output of the wrong type (Spark)", expected, expected)
+    _fails_on_spark(ds, "output of the wrong type (Spark)", expected)
     rows = (
         _spark()
         .from_collection([1])
         .map(lambda v: Row(v, v), output_type=Types.ROW_NAMED(["id", "name"], [Types.INT(), Types.STRING()]))
         .name("r")
     )
-    with pytest.raises(Exception) as info:
-        rows.to_dataframe().collect()
     expected = (
         "step 'r': field 'name' of (1, 1) does not fit the output type "
         "RowTypeInfo(id: Integer, name: String): Expected bytes, got a 'int' object"
     )
-    assert re.search(re.escape(f"StepError: {expected}") + "(\n|$)", str(info.value))
-    _check("row field of the wrong type (Spark)", expected, expected)
+    _fails_on_spark(rows, "row field of the wrong type (Spark)", expected)
     # A float for an integer field, from a step whose outputs are not checked against its declared
     # type (a flat_map): Arrow would store it truncated (pyarrow 26: ``pa.array([1.5],
     # pa.int64())`` is ``[1]``), so the adapter refuses it, naming it.
@@ -426,14 +426,11 @@ def test_an_output_of_the_wrong_type_on_spark_names_step_type_and_value() -> Non
         )
         .name("f")
     )
-    with pytest.raises(Exception) as info:
-        floats.to_dataframe().collect()
     expected = (
         "step 'f': field 'n' of (1, 1.5) does not fit the output type "
         "RowTypeInfo(id: Integer, n: Long): 1.5 is a float, not an integer"
     )
-    assert re.search(re.escape(f"StepError: {expected}") + "(\n|$)", str(info.value))
-    _check("row field of the wrong type (Spark)", expected, expected)
+    _fails_on_spark(floats, "row field of the wrong type (Spark)", expected)
 
 
 # 5. Corrupt state bytes found while restoring. ---------------------------------------------------
