@@ -1034,13 +1034,13 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
                     )
                 elif spread is not None:
                     kgs, keys = spread(make_rows(names, zip(*cols, strict=True))), [None] * n
-                # The records go as their columns (``column_chunks``), keyed by their field
-                # ``field`` when that is their key: no tuple per record here.
-                columns: list[list[Any]] | None = cols if cols else None
-                by_field = groups is not None and field is not None
+                # The records go as their columns (``column_chunks``; a broadcast's as tuples),
+                # keyed by their field ``field`` when that is their key: no tuple per record here.
+                shipped: list[Any] | int = field if groups is not None and field is not None else keys
+                columns: list[list[Any]] | None = cols if cols and not broadcast else None
                 items: list[Any] = [] if columns is not None else list(zip(*cols, strict=True))
             else:
-                columns, by_field = None, False
+                columns = None
                 items, stamps = [], []
                 tuples, source_stamps = reader.tuples(batch)
                 for values, ts in zip(tuples, source_stamps, strict=True):
@@ -1068,14 +1068,11 @@ def _pre(feed: Feed, config: LocalConfig, offset: int = 0) -> Callable[[Iterator
                 max_ts = top
             first, seq = seq, seq + n
             if broadcast:
-                if columns is not None:
-                    items = list(zip(*columns, strict=True))
                 kgs, seqs, vs, counts = _chunk_to_every_group(targets, first, items, stamps, each)
             else:
                 if offset:
                     kgs = [offset + g for g in kgs]
                 if columns is not None:
-                    shipped = field if by_field and field is not None else keys
                     kgs, seqs, vs, counts = column_chunks(kgs, first, columns, stamps, shipped)
                 else:
                     kgs, seqs, vs, counts = chunks(kgs, first, items, stamps, keys, each)
