@@ -11,6 +11,7 @@ values, stream values -> columns of the schema their ``output_type`` gives.
 from __future__ import annotations
 
 import datetime
+import functools
 import io
 import numbers
 import pickle
@@ -257,6 +258,14 @@ class OutputColumns:
         self.names = [f.name for f in self.schema.fields]
         #: The columns of an integer type: a value there must be an integer (``unfit_integer``).
         self._integers = [f.name for f in self.schema.fields if type(f.dataType).__name__ in _INTEGER_TYPES]
+        #: The columns with an integer type inside (an array's elements, a struct's fields, a
+        #: map's keys or values), each with its ``_unfit_inside`` check.
+        self._inside = {
+            f.name: check
+            for f in self.schema.fields
+            if type(f.dataType).__name__ not in _INTEGER_TYPES
+            and (check := _unfit_inside(f.dataType)) is not None
+        }
         #: The columns ``frame`` gives a NumPy type when every value is of its Python class.
         self._typed = {
             f.name: _NUMPY_TYPES[type(f.dataType).__name__]
@@ -336,8 +345,8 @@ class OutputColumns:
         """Why ``columns`` (``columns()``'s, and any extra ones, equal lengths) do not fit this
         schema when an integer column holds a value that is no integer (a ``float``, say), or
         None: Arrow stores such a value truncated, silently (pyarrow 26: ``pa.array([1.5],
-        pa.int64())`` is ``[1]``), where every other misfit is an error it raises. Names the
-        first such value, as ``mismatch`` does. Top-level columns only.
+        pa.int64())`` is ``[1]``; inside a list, a struct or a map too), where every other misfit
+        is an error it raises. Names the first such value, as ``mismatch`` does.
 
         >>> from fs_compat.common import Types
         >>> out = OutputColumns(Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.LONG()]))
@@ -346,6 +355,11 @@ class OutputColumns:
         >>> why = out.unfit_integer({"k": ["a", "b"], "n": [1, 2.5]})
         >>> why.startswith("field 'n' of ('b', 2.5) does not fit"), why.endswith("is a float, not an integer")
         (True, True)
+        >>> out = OutputColumns(Types.LIST(Types.LONG()))
+        >>> out.unfit_integer({"value": [[1, None], None]}) is None
+        True
+        >>> out.unfit_integer({"value": [[1, 2.5]]})
+        'the value [1, 2.5] does not fit the output type ListTypeInfo<Long>: 2.5 is a float, not an integer'
         """
         for name in self._integers:
             column = columns[name]
@@ -357,13 +371,23 @@ class OutputColumns:
                     continue
             for row, value in enumerate(column):
                 if value is not None and not isinstance(value, numbers.Integral):
-                    why = f"{value!r} is a {type(value).__name__}, not an integer"
-                    wanted = f"the output type {self.output_type!r}"
-                    if len(self.names) == 1:
-                        return f"the value {value!r} does not fit {wanted}: {why}"
-                    values = tuple(columns[n][row] for n in self.names)
-                    return f"field {name!r} of {values!r} does not fit {wanted}: {why}"
+                    return self._unfit(columns, name, row, value)
+        for name, check in self._inside.items():
+            for row, value in enumerate(columns[name]):
+                if value is not None:
+                    misfit = check(value)
+                    if misfit is not None:
+                        return self._unfit(columns, name, row, misfit[0])
         return None
+
+    def _unfit(self, columns: Mapping[str, Sequence[Any]], name: str, row: int, misfit: Any) -> str:
+        """``unfit_integer``'s why: ``misfit`` (no integer) is in column ``name`` of ``row``."""
+        why = f"{misfit!r} is a {type(misfit).__name__}, not an integer"
+        wanted = f"the output type {self.output_type!r}"
+        if len(self.names) == 1:
+            return f"the value {columns[name][row]!r} does not fit {wanted}: {why}"
+        values = tuple(columns[n][row] for n in self.names)
+        return f"field {name!r} of {values!r} does not fit {wanted}: {why}"
 
     def refuse_unfit_integers(self, columns: Mapping[str, Sequence[Any]]) -> None:
         """A TypeError saying ``unfit_integer``'s why, if there is one (Arrow would not say it)."""
@@ -394,6 +418,85 @@ class OutputColumns:
 #: Spark's integer types (``OutputColumns.unfit_integer``), and the classes that need no look.
 _INTEGER_TYPES = frozenset({"LongType", "IntegerType", "ShortType", "ByteType"})
 _INTEGER_CLASSES = frozenset({int, type(None)})
+
+
+def _unfit_inside(data_type: Any) -> Callable[[Any], tuple[Any] | None] | None:
+    """For a Spark type with an integer type in it: a function giving, in a one-tuple, the first
+    value in a (non-null) value of that type, as ``OutputColumns.columns`` hands it to Arrow (a
+    struct as a dict or a sequence, a map as a dict or a sequence of pairs), that is no integer
+    where the type wants one (None: there is none). Anything else is left to Arrow, which refuses
+    it. None for a type without an integer type in it. (No sentinel object: the checks travel to
+    Spark's workers pickled by value.)
+
+    >>> from pyspark.sql.types import ArrayType, LongType, MapType, StringType, StructField, StructType
+    >>> check = _unfit_inside(ArrayType(StructType([StructField("n", LongType())])))
+    >>> check([{"n": 1}, (None,)]), check([{"n": 1}, {"n": 1.5}])
+    (None, (1.5,))
+    >>> _unfit_inside(MapType(StringType(), LongType()))({"a": 2, "b": 0.5})
+    (0.5,)
+    >>> _unfit_inside(ArrayType(StringType())) is None
+    True
+    """
+    kind = type(data_type).__name__
+    if kind in _INTEGER_TYPES:
+        return lambda v: None if isinstance(v, numbers.Integral) else (v,)
+    if kind == "ArrayType":
+        elem = _unfit_inside(data_type.elementType)
+        return None if elem is None else functools.partial(_first_unfit, elem)
+    if kind == "StructType":
+        inner = [(i, f.name, _unfit_inside(f.dataType)) for i, f in enumerate(data_type.fields)]
+        checks = [(i, n, c) for i, n, c in inner if c is not None]
+        if not checks:
+            return None
+
+        def struct(value: Any) -> tuple[Any] | None:
+            if value.__class__ is dict:
+                parts = [value.get(n) for _i, n, _c in checks]
+            elif isinstance(value, (tuple, list, Row)) and len(value) == len(inner):
+                parts = [value[i] for i, _n, _c in checks]
+            else:
+                return None
+            for (_i, _n, check), part in zip(checks, parts, strict=True):
+                misfit = None if part is None else check(part)
+                if misfit is not None:
+                    return misfit
+            return None
+
+        return struct
+    if kind == "MapType":
+        key, item = _unfit_inside(data_type.keyType), _unfit_inside(data_type.valueType)
+        if key is None and item is None:
+            return None
+
+        def mapping(value: Any) -> tuple[Any] | None:
+            if not isinstance(value, (dict, tuple, list)):
+                return None
+            pairs: Iterable[Any] = value.items() if isinstance(value, dict) else value
+            for pair in pairs:
+                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                    continue  # Arrow's to judge
+                for check, part in ((key, pair[0]), (item, pair[1])):
+                    misfit = None if check is None or part is None else check(part)
+                    if misfit is not None:
+                        return misfit
+            return None
+
+        return mapping
+    return None
+
+
+def _first_unfit(check: Callable[[Any], tuple[Any] | None], values: Any) -> tuple[Any] | None:
+    """The first misfit ``check`` finds in the elements of ``values`` (a list or tuple; anything
+    else is Arrow's to judge), or None."""
+    if values.__class__ is not list and values.__class__ is not tuple:
+        return None
+    for value in values:
+        if value is not None:
+            misfit = check(value)
+            if misfit is not None:
+                return misfit
+    return None
+
 
 #: ``OutputColumns.frame``'s typed columns: Spark type -> (Python class, NumPy type).
 _NUMPY_TYPES: dict[str, tuple[type, str]] = {"LongType": (int, "int64"), "DoubleType": (float, "float64")}

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 import fs_compat.bytewax.operators as op
@@ -431,6 +432,48 @@ def test_an_output_of_the_wrong_type_on_spark_names_step_type_and_value() -> Non
         "RowTypeInfo(id: Integer, n: Long): 1.5 is a float, not an integer"
     )
     _fails_on_spark(floats, "row field of the wrong type (Spark)", expected)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_float_inside_a_list_row_or_map_field_on_spark_names_field_record_and_type() -> None:
+    # Arrow stores a float for an integer inside a list, a struct or a map truncated too
+    # (``pa.array([[1.5]], pa.list_(pa.int64()))`` is ``[[1]]``): refused as at the top level.
+    assert pa.array([[1.5]], pa.list_(pa.int64())).to_pylist() == [[1]]
+    lists = Types.ROW_NAMED(["id", "xs"], [Types.INT(), Types.LIST(Types.LONG())])
+    rows = Types.ROW_NAMED(["id", "r"], [Types.INT(), Types.ROW_NAMED(["n"], [Types.LONG()])])
+    maps = Types.MAP(Types.STRING(), Types.INT())
+    cases = [
+        (
+            lambda v: [Row(v, [v, v + 0.5])],
+            lists,
+            "field 'xs' of (1, [1, 1.5]) does not fit the output type "
+            "RowTypeInfo(id: Integer, xs: ListTypeInfo<Long>): 1.5 is a float, not an integer",
+        ),
+        (
+            lambda v: [Row(v, Row(n=v + 0.5))],
+            rows,
+            "field 'r' of (1, {'n': 1.5}) does not fit the output type "
+            "RowTypeInfo(id: Integer, r: RowTypeInfo(n: Long)): 1.5 is a float, not an integer",
+        ),
+        (
+            lambda v: [{"a": v, "b": v + 0.5}],
+            maps,
+            "the value [('a', 1), ('b', 1.5)] does not fit the output type "
+            "MapTypeInfo<String, Integer>: 1.5 is a float, not an integer",
+        ),
+    ]
+    for fn, output_type, why in cases:
+        ds = _spark().from_collection([1]).flat_map(fn, output_type=output_type).name("f")
+        case = (
+            "output of the wrong type (Spark)"
+            if why.startswith("the value")
+            else "row field of the wrong type (Spark)"
+        )
+        _fails_on_spark(ds, case, f"step 'f': {why}")
+    # Integers (and None) inside pass, as before.
+    ok = _spark().from_collection([1]).flat_map(lambda v: [Row(v, [v, None])], output_type=lists)
+    assert [tuple(r) for r in ok.to_dataframe().collect()] == [(1, [1, None])]
 
 
 # 5. Corrupt state bytes found while restoring. ---------------------------------------------------

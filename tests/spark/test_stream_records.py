@@ -325,6 +325,18 @@ def test_an_output_frame_refuses_a_float_in_an_integer_column() -> None:
     )
     frame = out.frame({"k": ["a", "b"], "n": [1, None], "x": [0.5, 1]})
     assert frame["n"].tolist() == [1, None] and frame["x"].tolist() == [0.5, 1]
+    # Inside a list (a struct, a map) too: Arrow truncates there as well.
+    nested = OutputColumns(Types.ROW_NAMED(["k", "xs"], [Types.STRING(), Types.LIST(Types.LONG())]))
+    assert pa.Array.from_pandas(pd.Series([[1.5]], dtype=object), type=pa.list_(pa.int64())).to_pylist() == [
+        [1]
+    ]
+    with pytest.raises(TypeError) as info:
+        nested.frame({"k": ["a"], "xs": [[1, 2.5]]})
+    assert str(info.value) == (
+        "field 'xs' of ('a', [1, 2.5]) does not fit the output type "
+        "RowTypeInfo(k: String, xs: ListTypeInfo<Long>): 2.5 is a float, not an integer"
+    )
+    assert nested.frame({"k": ["a"], "xs": [[1, None]]})["xs"].tolist() == [[1, None]]
 
 
 def test_records_read_frames_as_every_pandas_conversion_of_pyspark_gives_them() -> None:
