@@ -229,10 +229,13 @@ def _from_arrow(data_type: Any) -> Callable[[Any], Any]:
 class OutputColumns:
     """How values of ``output_type`` become DataFrame columns (see the module docstring)."""
 
-    def __init__(self, output_type: TypeInformation[Any] | None) -> None:
+    def __init__(self, output_type: TypeInformation[Any] | None, step: str | None = None) -> None:
         from pyspark.sql.types import BinaryType, StructField, StructType
 
         self.output_type = output_type
+        #: The step whose values these are, when its errors name it (``refused``; a streaming
+        #: query's). None: the caller names it (the batch target's ``ColumnWriter``).
+        self.step = step
         if output_type is None or isinstance(output_type, PickledBytesTypeInfo):
             self.schema = StructType([StructField("value", BinaryType(), True)])
             self._split: Callable[[Any], Sequence[Any]] = lambda v: (dumps(v),)
@@ -288,19 +291,24 @@ class OutputColumns:
             return {"value": list(values)}
         width = self._width
         if width is not None:
-            rows = values if type(values) is list else list(values)
-            kinds = set(map(type, rows))
+            given = values if type(values) is list else list(values)
+            rows, kinds = given, set(map(type, given))
             if Row in kinds:
-                rows = [v._values if type(v) is Row else v for v in rows]
+                rows = [v._values if type(v) is Row else v for v in given]
                 kinds = set(map(type, rows))
             if kinds <= _SEQUENCE_SET and set(map(len, rows)) <= {width}:
                 fields = list(zip(*rows, strict=True)) if rows else [() for _ in self.names]
                 return {name: list(col) for name, col in zip(self.names, fields, strict=True)}
-            values = rows  # one is wrong: the general path names it
+            values = given  # one is wrong: the general path names it (as it was given)
         cols: list[list[Any]] = [[] for _ in self.names]
-        for value in values:
-            for col, part in zip(cols, self._split(value), strict=True):
-                col.append(part)
+        try:
+            for value in values:
+                for col, part in zip(cols, self._split(value), strict=True):
+                    col.append(part)
+        except TypeError as exc:
+            if self.step is None:
+                raise
+            raise self.refused(str(exc)) from exc
         return dict(zip(self.names, cols, strict=True))
 
     def frame(self, columns: dict[str, list[Any]]) -> Any:
@@ -390,10 +398,17 @@ class OutputColumns:
         return f"field {name!r} of {values!r} does not fit {wanted}: {why}"
 
     def refuse_unfit_integers(self, columns: Mapping[str, Sequence[Any]]) -> None:
-        """A TypeError saying ``unfit_integer``'s why, if there is one (Arrow would not say it)."""
+        """Raise ``refused`` of ``unfit_integer``'s why, if there is one (Arrow would not say it)."""
         why = self.unfit_integer(columns)
         if why is not None:
-            raise TypeError(why)
+            raise self.refused(why)
+
+    def refused(self, why: str) -> Exception:
+        """The error for values that do not fit: a StepError naming ``step``, or without a step a
+        TypeError (its caller names the step)."""
+        from fs_compat.runtime import StepError
+
+        return TypeError(why) if self.step is None else StepError(f"step '{self.step}': {why}")
 
     def mismatch(self, columns: Sequence[Sequence[Any]], error: Exception) -> str:
         """Why ``columns`` (as ``columns()`` gives them, in schema order) did not become an Arrow

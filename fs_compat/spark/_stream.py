@@ -618,7 +618,7 @@ def stream_dataframe(
     ship_user_code()
     check_shippable(upstream_of([node]))
     shape = stream_shape(node, tag)
-    out = OutputColumns(output_type)
+    out = OutputColumns(output_type, node.name)
     sources = [f.source for f in shape.feeds if f.source is not None]
     session = sources[0].handle.sparkSession
     frames: dict[int, Any] = {}  # stage -> its key-group pass's DataFrame

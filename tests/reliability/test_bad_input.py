@@ -476,6 +476,68 @@ def test_a_float_inside_a_list_row_or_map_field_on_spark_names_field_record_and_
     assert [tuple(r) for r in ok.to_dataframe().collect()] == [(1, [1, None])]
 
 
+@pytest.mark.spark
+@pytest.mark.slow
+def test_an_output_that_does_not_fit_in_a_streaming_query_names_the_step(tmp_path: Path) -> None:
+    # The same refusals in a streaming query: from a keyed step's key-group pass and from a
+    # stateless pass straight from the source, a StepError naming the step, as on the batch target.
+    from fs_compat.spark import await_query, spark_session
+
+    spark = spark_session()
+    spark.createDataFrame([("a", 1)], "key STRING, n LONG").write.parquet(str(tmp_path / "in"))
+    out = Types.ROW_NAMED(["key", "n"], [Types.STRING(), Types.LONG()])
+
+    def halves(r: Any) -> list[Any]:
+        return [Row(r.key, r.n + 0.5)]
+
+    def pairs(r: Any) -> list[Any]:
+        return [Row(r.key, r.n, 0)]
+
+    def keyed(ds: Any, fn: Any) -> Any:
+        return ds.key_by(lambda r: r.key).flat_map(fn, output_type=out).name("f")
+
+    def stateless(ds: Any, fn: Any) -> Any:
+        return ds.flat_map(fn, output_type=out).name("f")
+
+    wanted = "the output type RowTypeInfo(key: String, n: Long)"
+    for i, (shape, fn, why, case) in enumerate(
+        [
+            (
+                keyed,
+                halves,
+                f"field 'n' of ('a', 1.5) does not fit {wanted}: 1.5 is a float, not an integer",
+                "row field of the wrong type (Spark)",
+            ),
+            (
+                stateless,
+                halves,
+                f"field 'n' of ('a', 1.5) does not fit {wanted}: 1.5 is a float, not an integer",
+                "row field of the wrong type (Spark)",
+            ),
+            (
+                keyed,
+                pairs,
+                "output type RowTypeInfo(key: String, n: Long): expected 2 fields, got <Row('a', 1, 0)>",
+                None,
+            ),
+        ]
+    ):
+        source = spark.readStream.schema("key STRING, n LONG").parquet(str(tmp_path / "in"))
+        query = (
+            shape(_spark().from_dataframe(source), fn)
+            .to_dataframe()
+            .writeStream.format("parquet")
+            .option("checkpointLocation", str(tmp_path / f"ck{i}"))
+            .trigger(availableNow=True)
+            .start(str(tmp_path / f"out{i}"))
+        )
+        with pytest.raises(StepError) as info:
+            await_query(query)
+        assert str(info.value) == f"step 'f': {why}", (shape.__name__, fn.__name__)
+        if case is not None:
+            _check(case, str(info.value), f"step 'f': {why}")
+
+
 # 5. Corrupt state bytes found while restoring. ---------------------------------------------------
 # tests/runtime/test_snapshot.py::test_corrupt_snapshot_is_a_clear_error covers a corrupt blob;
 # here, its exact text and bytes corrupt inside a well-formed snapshot.
