@@ -72,10 +72,12 @@ class RecoveryConfig:
 
     @property
     def db_dir(self) -> Path:
+        """The directory of the recovery partitions, as a ``Path``."""
         return self._db_dir
 
     @property
     def backup_interval(self) -> timedelta:
+        """How long a superseded snapshot is kept (``timedelta(0)`` when none was given)."""
         return self._backup_interval
 
     def __repr__(self) -> str:

@@ -91,6 +91,7 @@ class Configuration:
         return default_value if value is None else _to_string(value)
 
     def set_string(self, key: str, value: str) -> Configuration:
+        """Sets ``key`` to ``str(value)``; returns this configuration, for chaining."""
         self._data[_check_key(key)] = str(value)
         return self
 
@@ -121,6 +122,8 @@ class Configuration:
         raise self._fail(key, value, "an integer")
 
     def set_integer(self, key: str, value: int) -> Configuration:
+        """Sets ``key`` to the integer ``value`` (a ``TypeError`` for anything else, bools
+        included); returns this configuration."""
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(
                 f"set_integer expects an int for key '{key}', got {type(value).__name__}: {value!r}"
@@ -143,6 +146,8 @@ class Configuration:
         raise self._fail(key, value, "a boolean")
 
     def set_boolean(self, key: str, value: bool) -> Configuration:
+        """Sets ``key`` to the boolean ``value`` (a ``TypeError`` for anything else); returns
+        this configuration."""
         if not isinstance(value, bool):
             raise TypeError(
                 f"set_boolean expects a bool for key '{key}', got {type(value).__name__}: {value!r}"
@@ -165,6 +170,12 @@ class Configuration:
         raise self._fail(key, value, "a float")
 
     def set_float(self, key: str, value: float) -> Configuration:
+        """Sets ``key`` to ``value`` as a float (ints are converted; a ``TypeError`` for other
+        types, bools included); returns this configuration.
+
+        >>> Configuration().set_float("f", 1).get_string("f", "")
+        '1.0'
+        """
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(
                 f"set_float expects a float for key '{key}', got {type(value).__name__}: {value!r}"
@@ -182,6 +193,8 @@ class Configuration:
         raise ValueError(f"Configuration cannot convert object of type {type(value).__name__} to byte array.")
 
     def set_bytearray(self, key: str, value: bytearray | bytes) -> Configuration:
+        """Sets ``key`` to a copy of the bytes ``value`` (a ``TypeError`` for anything else);
+        returns this configuration."""
         if not isinstance(value, (bytes, bytearray)):
             raise TypeError(
                 f"set_bytearray expects bytes for key '{key}', got {type(value).__name__}: {value!r}"
@@ -190,6 +203,11 @@ class Configuration:
         return self
 
     def key_set(self) -> set[str]:
+        """The keys, as a set.
+
+        >>> sorted(Configuration.from_dict({"b": "1", "a": "2"}).key_set())
+        ['a', 'b']
+        """
         return set(self._data)
 
     def keys(self) -> list[str]:
@@ -207,6 +225,7 @@ class Configuration:
         return self
 
     def contains_key(self, key: str) -> bool:
+        """Whether ``key`` is set."""
         return key in self._data
 
     def to_dict(self) -> dict[str, str]:

@@ -123,14 +123,23 @@ class Row:
         return dict(zip(self._fields, (_as_plain(v) for v in self._values), strict=False))
 
     def get_row_kind(self) -> RowKind:
+        """The kind of change this row describes (``RowKind.INSERT`` unless set)."""
         return self._row_kind
 
     def set_row_kind(self, row_kind: RowKind) -> None:
+        """Sets the kind of change this row describes (a ``TypeError`` for anything but a ``RowKind``)."""
         if not isinstance(row_kind, RowKind):
             raise TypeError(f"row_kind must be a RowKind, got {type(row_kind).__name__}: {row_kind!r}")
         self._row_kind = row_kind
 
     def set_field_names(self, field_names: list[str]) -> None:
+        """Names the fields, in order; the values stay as they are.
+
+        >>> row = Row(1, "a")
+        >>> row.set_field_names(["id", "name"])
+        >>> row
+        Row(id=1, name='a')
+        """
         self._fields = list(field_names)
 
     def get_fields_by_names(self, names: list[str]) -> list[Any]:

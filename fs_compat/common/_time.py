@@ -27,26 +27,37 @@ class Time:
         self._milliseconds = _check_int("milliseconds", milliseconds)
 
     def to_milliseconds(self) -> int:
+        """The interval in milliseconds."""
         return self._milliseconds
 
     @staticmethod
     def milliseconds(milliseconds: int) -> Time:
+        """An interval of ``milliseconds`` milliseconds; like the other factories, a ``TypeError``
+        for anything but an ``int``."""
         return Time(milliseconds)
 
     @staticmethod
     def seconds(seconds: int) -> Time:
+        """An interval of ``seconds`` seconds.
+
+        >>> Time.seconds(2).to_milliseconds()
+        2000
+        """
         return Time.milliseconds(_check_int("seconds", seconds) * 1000)
 
     @staticmethod
     def minutes(minutes: int) -> Time:
+        """An interval of ``minutes`` minutes."""
         return Time.seconds(_check_int("minutes", minutes) * 60)
 
     @staticmethod
     def hours(hours: int) -> Time:
+        """An interval of ``hours`` hours."""
         return Time.minutes(_check_int("hours", hours) * 60)
 
     @staticmethod
     def days(days: int) -> Time:
+        """An interval of ``days`` days of 24 hours."""
         return Time.hours(_check_int("days", days) * 24)
 
     def __eq__(self, other: object) -> bool:
@@ -82,26 +93,37 @@ class Duration:
 
     @staticmethod
     def of_days(days: int) -> Duration:
+        """A duration of ``days`` days of 24 hours; like the other factories, a ``TypeError`` for
+        anything but an ``int``."""
         return Duration(_check_int("days", days) * 86_400 * _NANOS_PER_SECOND)
 
     @staticmethod
     def of_hours(hours: int) -> Duration:
+        """A duration of ``hours`` hours."""
         return Duration(_check_int("hours", hours) * 3_600 * _NANOS_PER_SECOND)
 
     @staticmethod
     def of_minutes(minutes: int) -> Duration:
+        """A duration of ``minutes`` minutes."""
         return Duration(_check_int("minutes", minutes) * 60 * _NANOS_PER_SECOND)
 
     @staticmethod
     def of_seconds(seconds: int) -> Duration:
+        """A duration of ``seconds`` seconds.
+
+        >>> Duration.of_seconds(2).to_milliseconds()
+        2000
+        """
         return Duration(_check_int("seconds", seconds) * _NANOS_PER_SECOND)
 
     @staticmethod
     def of_millis(millis: int) -> Duration:
+        """A duration of ``millis`` milliseconds."""
         return Duration(_check_int("millis", millis) * _NANOS_PER_MILLI)
 
     @staticmethod
     def of_nanos(nanos: int) -> Duration:
+        """A duration of ``nanos`` nanoseconds."""
         return Duration(nanos)
 
     def to_milliseconds(self) -> int:
@@ -109,6 +131,11 @@ class Duration:
         return self._nanos // _NANOS_PER_MILLI
 
     def to_nanos(self) -> int:
+        """The whole duration in nanoseconds (Java's ``toNanos``).
+
+        >>> Duration.of_millis(3).to_nanos()
+        3000000
+        """
         return self._nanos
 
     def get_seconds(self) -> int:
@@ -170,10 +197,12 @@ class Instant:
         self.nanos = _check_int("nanos", nanos)
 
     def to_epoch_milli(self) -> int:
+        """Milliseconds since the epoch (1970-01-01T00:00:00Z), rounded down (Java's ``toEpochMilli``)."""
         return self.seconds * 1000 + self.nanos // _NANOS_PER_MILLI
 
     @staticmethod
     def of_epoch_milli(epoch_milli: int) -> Instant:
+        """The instant ``epoch_milli`` milliseconds after the epoch (before it when negative)."""
         secs, millis = divmod(_check_int("epoch_milli", epoch_milli), 1000)
         return Instant(secs, millis * _NANOS_PER_MILLI)
 

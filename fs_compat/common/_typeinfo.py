@@ -64,6 +64,8 @@ class TypeInformation(abc.ABC, Generic[T_co]):
         """What equality and hashing compare."""
 
     def get_java_type_info(self) -> NoReturn:
+        """PyFlink's handle on the JVM's type information: fs_compat runs without a JVM, so this raises
+        ``NotImplementedError`` (``codec()`` and ``spark_type()`` give what it is used for)."""
         raise NotImplementedError(
             "TypeInformation.get_java_type_info: fs_compat runs without a JVM; "
             "use codec() for the Python encoding or spark_type() for the Spark SQL type"
@@ -162,50 +164,63 @@ class BasicTypeInfo(TypeInformation[T]):
 
     @staticmethod
     def STRING_TYPE_INFO() -> BasicTypeInfo[str]:
+        """Java's ``String``: Python strings (``Types.STRING()``)."""
         return BasicTypeInfo(BasicType.STRING)
 
     @staticmethod
     def BOOLEAN_TYPE_INFO() -> BasicTypeInfo[bool]:
+        """Java's ``Boolean``: Python bools (``Types.BOOLEAN()``)."""
         return BasicTypeInfo(BasicType.BOOLEAN)
 
     @staticmethod
     def BYTE_TYPE_INFO() -> BasicTypeInfo[int]:
+        """Java's ``Byte``: ints in the 8-bit signed range (``Types.BYTE()``)."""
         return BasicTypeInfo(BasicType.BYTE)
 
     @staticmethod
     def SHORT_TYPE_INFO() -> BasicTypeInfo[int]:
+        """Java's ``Short``: ints in the 16-bit signed range (``Types.SHORT()``)."""
         return BasicTypeInfo(BasicType.SHORT)
 
     @staticmethod
     def INT_TYPE_INFO() -> BasicTypeInfo[int]:
+        """Java's ``Integer``: ints in the 32-bit signed range (``Types.INT()``)."""
         return BasicTypeInfo(BasicType.INT)
 
     @staticmethod
     def LONG_TYPE_INFO() -> BasicTypeInfo[int]:
+        """Java's ``Long``: 64-bit signed ints (``Types.LONG()``)."""
         return BasicTypeInfo(BasicType.LONG)
 
     @staticmethod
     def FLOAT_TYPE_INFO() -> BasicTypeInfo[float]:
+        """Java's ``Float``: Python floats (``Types.FLOAT()``); a step's output declared so is
+        rounded to 32 bits, as PyFlink's coder rounds it, and state keeps double precision."""
         return BasicTypeInfo(BasicType.FLOAT)
 
     @staticmethod
     def DOUBLE_TYPE_INFO() -> BasicTypeInfo[float]:
+        """Java's ``Double``: Python floats (``Types.DOUBLE()``)."""
         return BasicTypeInfo(BasicType.DOUBLE)
 
     @staticmethod
     def CHAR_TYPE_INFO() -> BasicTypeInfo[str]:
+        """Java's ``Character``: one-character strings (``Types.CHAR()``)."""
         return BasicTypeInfo(BasicType.CHAR)
 
     @staticmethod
     def BIG_INT_TYPE_INFO() -> BasicTypeInfo[int]:
+        """Java's ``BigInteger``: ints of any size (``Types.BIG_INT()``)."""
         return BasicTypeInfo(BasicType.BIG_INT)
 
     @staticmethod
     def BIG_DEC_TYPE_INFO() -> BasicTypeInfo[Decimal]:
+        """Java's ``BigDecimal``: ``decimal.Decimal`` values (``Types.BIG_DEC()``)."""
         return BasicTypeInfo(BasicType.BIG_DEC)
 
     @staticmethod
     def INSTANT_TYPE_INFO() -> InstantTypeInfo:
+        """Java's ``Instant``: ``Instant`` values (``Types.INSTANT()``)."""
         return InstantTypeInfo(BasicType.INSTANT)
 
 
@@ -280,14 +295,17 @@ class SqlTimeTypeInfo:
 
     @staticmethod
     def DATE() -> DateTypeInfo:
+        """SQL dates: ``datetime.date`` values (``Types.SQL_DATE()``)."""
         return DateTypeInfo()
 
     @staticmethod
     def TIME() -> TimeTypeInfo:
+        """SQL times: ``datetime.time`` values (``Types.SQL_TIME()``)."""
         return TimeTypeInfo()
 
     @staticmethod
     def TIMESTAMP() -> TimestampTypeInfo:
+        """SQL timestamps: ``datetime.datetime`` values (``Types.SQL_TIMESTAMP()``)."""
         return TimestampTypeInfo()
 
 
@@ -464,6 +482,7 @@ class RowTypeInfo(TypeInformation[Row]):
             self._field_names = names
 
     def get_field_names(self) -> list[str]:
+        """The field names: the given ones, else f0, f1, ..."""
         if self._field_names is not None:
             return list(self._field_names)
         return [f"f{i}" for i in range(len(self._field_types))]
@@ -474,6 +493,7 @@ class RowTypeInfo(TypeInformation[Row]):
         return names.index(field_name) if field_name in names else -1
 
     def get_field_types(self) -> list[TypeInformation[Any]]:
+        """The type information of each field, in order."""
         return list(self._field_types)
 
     def codec(self) -> Codec[Row]:
@@ -507,6 +527,11 @@ class TupleTypeInfo(TypeInformation[tuple[Any, ...]]):
         self._field_types = _field_types(field_types)
 
     def get_field_types(self) -> list[TypeInformation[Any]]:
+        """The type information of each field, in order.
+
+        >>> Types.TUPLE([Types.STRING(), Types.LONG()]).get_field_types()
+        [String, Long]
+        """
         return list(self._field_types)
 
     def codec(self) -> Codec[tuple[Any, ...]]:
@@ -610,7 +635,8 @@ class Types:
 
     @staticmethod
     def FLOAT() -> TypeInformation[float]:
-        """Floats (ordered codec; kept at double precision)."""
+        """Floats (ordered codec; state keeps double precision, a step's output declared so is
+        rounded to 32 bits, as PyFlink's coder rounds it)."""
         return BasicTypeInfo.FLOAT_TYPE_INFO()
 
     @staticmethod

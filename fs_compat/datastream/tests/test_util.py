@@ -26,12 +26,23 @@ class DataStreamTestSinkFunction(_SinkFunction[Any]):
         self._values.append(value)
 
     def get_results(self, is_python_object: bool = False, stringify: bool = True) -> list[Any]:
+        """The values received since the last call (or ``clear``), which it forgets: by default as
+        Flink's Java side prints them, else as the class docstring says.
+
+        >>> from fs_compat.common import Row
+        >>> sink = DataStreamTestSinkFunction()
+        >>> sink.invoke(Row("a", 1))
+        >>> sink.invoke((1, "hi"))
+        >>> sink.get_results(), sink.get_results()
+        (['+I[a, 1]', '(1,hi)'], [])
+        """
         values, self._values = self._values, []
         if not is_python_object:
             return [_java_str(v) for v in values]
         return [str(v) for v in values] if stringify else values
 
     def clear(self) -> None:
+        """Forgets the values received so far."""
         self._values.clear()
 
 

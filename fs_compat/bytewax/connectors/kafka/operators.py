@@ -66,9 +66,12 @@ class SerdeError:
     reason: str
 
     def code(self) -> str:
+        """The error's name, such as ``"_VALUE_DESERIALIZATION"`` (a string, where
+        ``confluent_kafka.KafkaError.code()`` gives a numeric code)."""
         return self.name
 
     def str(self) -> builtins.str:
+        """Why it failed: for a failed deserialization, the message of the deserializer's exception."""
         return self.reason
 
 
