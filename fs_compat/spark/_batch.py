@@ -427,18 +427,13 @@ def batch_dataframe(spark: Any, node: Node, tag: str | None, config: LocalConfig
     step = node.name
 
     def decode(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
         for batch in batches:
             values = [pickle.loads(v) for v in batch.column("v").to_pylist()]
             try:
                 cols = out.columns(values)
-            except TypeError as exc:
-                raise StepError(f"step '{step}': {exc}") from exc
-            try:
-                encoded = pa.RecordBatch.from_pydict(cols, schema=schema)
-            except (TypeError, ValueError) as exc:  # Arrow's errors are ones of these too
-                raise StepError(f"step '{step}': {out.mismatch([cols[n] for n in out.names], exc)}") from exc
+                encoded = out.record_batch([cols[n] for n in out.names], schema)
+            except TypeError as exc:  # what does not fit, named without the step
+                raise StepError(f"step '{step}': {exc}") from exc.__cause__ or exc
             yield encoded
 
     return df.select("v").mapInArrow(worker_pass(decode), out.schema)

@@ -349,6 +349,33 @@ class OutputColumns:
 
         return to_arrow_schema(self.schema, timezone="UTC")  # UTC instants, as in _routing
 
+    def record_batch(self, columns: Sequence[list[Any]], schema: Any = None) -> Any:
+        """``columns`` (``columns()``'s, in schema order) as an Arrow record batch of
+        ``schema`` (``arrow_schema()``'s, passed in by a caller that makes many). Values that
+        do not fit are ``refused``: one that is no integer for an integer type
+        (``unfit_integer``: Arrow would truncate it), else what Arrow refuses (``mismatch``).
+
+        >>> out = OutputColumns(Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.LONG()]), step="s")
+        >>> out.record_batch([["a"], [1]]).to_pylist()
+        [{'k': 'a', 'n': 1}]
+        >>> try:
+        ...     out.record_batch([["a"], ["x"]])
+        ... except Exception as exc:
+        ...     print(type(exc).__name__, str(exc).split(': ')[-1])
+        StepError 'x' is a str, not an integer
+        """
+        import pyarrow as pa
+
+        why = self.unfit_integer(dict(zip(self.names, columns, strict=True)))
+        if why is not None:
+            raise self.refused(why)
+        schema = self.arrow_schema() if schema is None else schema
+        try:
+            arrays = [pa.array(col, field.type) for col, field in zip(columns, schema, strict=True)]
+        except (TypeError, ValueError) as exc:  # Arrow's errors are ones of these too
+            raise self.refused(self.mismatch(columns, exc)) from exc
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
     def unfit_integer(self, columns: Mapping[str, Sequence[Any]]) -> str | None:
         """Why ``columns`` (``columns()``'s, and any extra ones, equal lengths) do not fit this
         schema when an integer column holds a value that is no integer (a ``float``, say), or

@@ -132,18 +132,13 @@ class ColumnWriter:
 
     def flush(self) -> Any:
         """The values added since the last flush, as a record batch."""
-        import pyarrow as pa
-
-        why = self.columns.unfit_integer(dict(zip(self.columns.names, self.cols, strict=True)))
-        if why is not None:
-            raise StepError(f"step '{self.step}': {why}")
         try:
-            arrays = [pa.array(col, field.type) for col, field in zip(self.cols, self.schema, strict=True)]
-        except (TypeError, ValueError) as exc:  # Arrow's errors are ones of these too
-            raise StepError(f"step '{self.step}': {self.columns.mismatch(self.cols, exc)}") from exc
+            batch = self.columns.record_batch(self.cols, self.schema)
+        except TypeError as exc:  # what does not fit, named without the step
+            raise StepError(f"step '{self.step}': {exc}") from exc.__cause__ or exc
         for col in self.cols:
             col.clear()
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        return batch
 
 
 class _Subtasks:

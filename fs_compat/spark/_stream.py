@@ -958,8 +958,6 @@ def _stateless(
     arrow_schema = out.arrow_schema()
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
         chain = _chain(feed, _partition_id(), config)
         for batch in batches:
             batch, _ended = _cut_end(batch)
@@ -969,8 +967,7 @@ def _stateless(
                 v for value, ts in zip(values, stamps, strict=True) for v, _ in _records(chain, value, ts)
             ]
             columns = out.columns(results)
-            out.refuse_unfit_integers(columns)
-            yield pa.RecordBatch.from_pydict(columns, schema=arrow_schema)
+            yield out.record_batch([columns[n] for n in out.names], arrow_schema)
 
     return worker_pass(run)
 

@@ -480,12 +480,14 @@ def test_a_float_inside_a_list_row_or_map_field_on_spark_names_field_record_and_
 @pytest.mark.slow
 def test_an_output_that_does_not_fit_in_a_streaming_query_names_the_step(tmp_path: Path) -> None:
     # The same refusals in a streaming query: from a keyed step's key-group pass and from a
-    # stateless pass straight from the source, a StepError naming the step, as on the batch target.
+    # stateless pass straight from the source, a StepError naming the step, as on the batch target
+    # (a stateless pass also names what only Arrow refuses: a str for a DOUBLE).
     from fs_compat.spark import await_query, spark_session
 
     spark = spark_session()
     spark.createDataFrame([("a", 1)], "key STRING, n LONG").write.parquet(str(tmp_path / "in"))
-    out = Types.ROW_NAMED(["key", "n"], [Types.STRING(), Types.LONG()])
+    longs = Types.ROW_NAMED(["key", "n"], [Types.STRING(), Types.LONG()])
+    doubles = Types.ROW_NAMED(["key", "n"], [Types.STRING(), Types.DOUBLE()])
 
     def halves(r: Any) -> list[Any]:
         return [Row(r.key, r.n + 0.5)]
@@ -493,38 +495,34 @@ def test_an_output_that_does_not_fit_in_a_streaming_query_names_the_step(tmp_pat
     def pairs(r: Any) -> list[Any]:
         return [Row(r.key, r.n, 0)]
 
-    def keyed(ds: Any, fn: Any) -> Any:
+    def words(r: Any) -> list[Any]:
+        return [Row(r.key, "x")]
+
+    def keyed(ds: Any, fn: Any, out: Any) -> Any:
         return ds.key_by(lambda r: r.key).flat_map(fn, output_type=out).name("f")
 
-    def stateless(ds: Any, fn: Any) -> Any:
+    def stateless(ds: Any, fn: Any, out: Any) -> Any:
         return ds.flat_map(fn, output_type=out).name("f")
 
     wanted = "the output type RowTypeInfo(key: String, n: Long)"
-    for i, (shape, fn, why, case) in enumerate(
-        [
-            (
-                keyed,
-                halves,
-                f"field 'n' of ('a', 1.5) does not fit {wanted}: 1.5 is a float, not an integer",
-                "row field of the wrong type (Spark)",
-            ),
-            (
-                stateless,
-                halves,
-                f"field 'n' of ('a', 1.5) does not fit {wanted}: 1.5 is a float, not an integer",
-                "row field of the wrong type (Spark)",
-            ),
-            (
-                keyed,
-                pairs,
-                "output type RowTypeInfo(key: String, n: Long): expected 2 fields, got <Row('a', 1, 0)>",
-                None,
-            ),
-        ]
-    ):
+    floats = f"field 'n' of ('a', 1.5) does not fit {wanted}: 1.5 is a float, not an integer"
+    cases = [
+        (keyed, halves, longs, floats, "row field of the wrong type (Spark)"),
+        (stateless, halves, longs, floats, "row field of the wrong type (Spark)"),
+        (keyed, pairs, longs, f"output type {longs!r}: expected 2 fields, got <Row('a', 1, 0)>", None),
+        (
+            stateless,
+            words,
+            doubles,
+            f"field 'n' of ('a', 'x') does not fit the output type {doubles!r}: "
+            "Could not convert 'x' with type str: tried to convert to double",
+            "row field of the wrong type (Spark)",
+        ),
+    ]
+    for i, (shape, fn, out, why, case) in enumerate(cases):
         source = spark.readStream.schema("key STRING, n LONG").parquet(str(tmp_path / "in"))
         query = (
-            shape(_spark().from_dataframe(source), fn)
+            shape(_spark().from_dataframe(source), fn, out)
             .to_dataframe()
             .writeStream.format("parquet")
             .option("checkpointLocation", str(tmp_path / f"ck{i}"))
