@@ -287,6 +287,14 @@ class OutputColumns:
         return isinstance(self.output_type, (RowTypeInfo, TupleTypeInfo))
 
     def columns(self, values: Iterable[Any]) -> dict[str, list[Any]]:
+        """``values`` as columns of the schema, by name: a row's or tuple's fields in order
+        (nested rows as dicts, maps as lists of pairs, as Arrow takes them), any other value as
+        the column ``value``. A value with the wrong number of fields is refused (``refused``).
+
+        >>> out = OutputColumns(Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.LONG()]))
+        >>> out.columns([("a", 1), Row(k="b", n=2)])
+        {'k': ['a', 'b'], 'n': [1, 2]}
+        """
         if self._scalar:
             return {"value": list(values)}
         width = self._width
@@ -345,6 +353,7 @@ class OutputColumns:
         return pd.DataFrame(arrays, copy=False)
 
     def arrow_schema(self) -> Any:
+        """The Arrow schema of ``schema`` (timestamps as UTC instants)."""
         from pyspark.sql.pandas.types import to_arrow_schema
 
         return to_arrow_schema(self.schema, timezone="UTC")  # UTC instants, as in _routing
