@@ -375,9 +375,7 @@ class OutputColumns:
         """
         import pyarrow as pa
 
-        why = self.unfit_integer(dict(zip(self.names, columns, strict=True)))
-        if why is not None:
-            raise self.refused(why)
+        self.refuse_unfit_integers(dict(zip(self.names, columns, strict=True)))
         schema = self.arrow_schema() if schema is None else schema
         try:
             arrays = [pa.array(col, field.type) for col, field in zip(columns, schema, strict=True)]
