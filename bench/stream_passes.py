@@ -201,9 +201,10 @@ class Replay:
                 started = time.perf_counter()
                 pdf = table.filter(pc.equal(kgs, kg)).to_pandas()
                 took["to pandas"] += time.perf_counter() - started
-                handle.key = (kg,)
+                key = (grouped(kg) if type(fn).__name__ == "_KeyGroupProcessor" else kg,)
+                handle.key = key
                 started = time.perf_counter()
-                frames = list(fn.handleInputRows((kg,), iter([pdf]), None))
+                frames = list(fn.handleInputRows(key, iter([pdf]), None))
                 took["calls"] += time.perf_counter() - started
                 started = time.perf_counter()
                 to_batch = pa.RecordBatch.from_pandas
@@ -211,6 +212,16 @@ class Replay:
                 took["to arrow"] += time.perf_counter() - started
             batches = out
         return {part: 1000 * s for part, s in took.items()}
+
+
+def grouped(group: int) -> int:
+    """The grouping key Spark hands the key-group pass for ``group`` (the ``kg`` the passes
+    write): fs-compat's ``grouping_key`` (the group itself in trees before it; the floors
+    group by ``kg`` itself)."""
+    from fs_compat.spark import _routing
+
+    to_key = getattr(_routing, "grouping_key", None)
+    return group if to_key is None else to_key(group)
 
 
 def replay(

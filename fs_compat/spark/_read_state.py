@@ -442,14 +442,15 @@ def _state_rows(
             reader = reader.option("batchId", batch_id)
         return reader.load(checkpoint_location)
 
-    header = read(_HEADER_VAR).select(F.col("key.kg").alias("kg"), F.col("value.blob").alias("blob"))
+    # The rows are keyed by each group's ``grouping_key``, whose Spark hash is the group.
+    header = read(_HEADER_VAR).select(F.hash("key.kg").alias("kg"), F.col("value.blob").alias("blob"))
     if _BUCKETS_VAR not in variables:
         return header.withColumn("buckets", F.lit(None).cast("array<binary>"))
     buckets = read(_BUCKETS_VAR)
     field = next(
         f.name for f in buckets.schema["user_map_value"].dataType.fields if f.dataType.typeName() == "binary"
     )
-    grouped = buckets.groupBy(F.col("key.kg").alias("kg")).agg(
+    grouped = buckets.groupBy(F.hash("key.kg").alias("kg")).agg(
         F.collect_list(F.col(f"user_map_value.{field}")).alias("buckets")
     )
     return header.join(grouped, "kg", "left")

@@ -58,10 +58,12 @@ Physical plan:
    - the feed's delay, or none), so every key group is visited in every micro-batch:
    processing-time timers and TTL cleanup run for idle keys too, and every key group learns
    each channel's watermark.
-2. Per keyed step, the union of its feeds' rows, ``groupBy("kg").transformWithStateInPandas``
-   (time mode None, no Spark watermark; processing time is the micro-batch's,
-   ``current_timestamp()``, in a ``now`` column; Spark chains several of these in one query,
-   each with its own state in the checkpoint, where it refuses two ``applyInPandasWithState``):
+2. Per keyed step, the union of its feeds' rows, grouped by each key group's ``grouping_key``
+   (a ``bigint`` Spark hash-partitions key group ``g`` of a stage into partition ``g % p``: as
+   many key groups in each partition), ``transformWithStateInPandas`` (time mode None, no Spark
+   watermark; processing time is the micro-batch's, ``current_timestamp()``, in a ``now``
+   column; Spark chains several of these in one query, each with its own state in the
+   checkpoint, where it refuses two ``applyInPandasWithState``):
    one state row (a ``ValueState``) per key group holds that group's timers and operator states
    as one blob, plus a header read without unpickling the blob: a token (the group's version,
    random, new with each write), the watermark of each channel, the earliest event-time and
@@ -152,7 +154,7 @@ from fs_compat.runtime import (
 from ._convert import OutputColumns, RowReader, dumps
 from ._events import watermark_column
 from ._progress import METRICS_COLUMN, metric_changes, runner_metrics, watch
-from ._routing import chunk, chunks, column_chunks, read_chunk, selects_field
+from ._routing import chunk, chunks, column_chunks, grouping_key, read_chunk, selects_field, spark_hash_long
 from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
 from ._worker import worker_pass
@@ -710,6 +712,7 @@ def stream_dataframe(
             df = observe(df, 0, "events")
         df = (
             df.withColumn("now", _batch_time_ms())
+            .withColumn("kg", _grouping_keys(len(fns) * n_groups))
             .groupBy("kg")
             .transformWithStateInPandas(_KeyGroupProcessor(fns, n_groups), schema, "Append", "None")
         )
@@ -781,6 +784,16 @@ def _use_rocksdb(session: Any) -> None:
     current = session.conf.get(_PROVIDER_CONF, _DEFAULT_PROVIDER)
     if current == _DEFAULT_PROVIDER:
         session.conf.set(_PROVIDER_CONF, ROCKSDB_PROVIDER)
+
+
+def _grouping_keys(groups: int) -> Any:
+    """The column ``kg``'s group (``0 <= kg < groups``: ``slot * max_parallelism`` + key group)
+    as the ``bigint`` a key-group pass groups by (``grouping_key``): its state rows are keyed by
+    it, and ``_KeyGroupProcessor`` gets the group back as its Spark hash."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    keys = F.array(*[F.lit(grouping_key(g)) for g in range(groups)]).cast("array<bigint>")
+    return F.element_at(keys, F.col("kg") + 1)
 
 
 def _batch_time_ms() -> Any:
@@ -2298,7 +2311,7 @@ class _KeyGroupProcessor(_processor_base()):  # type: ignore[misc]
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:  # noqa: N802,N803
         frames = [pdf for pdf in rows if len(pdf)]
         now = int(frames[0]["now"].iloc[0]) if frames else 0
-        slot, kg = divmod(int(key[0]), self.n)
+        slot, kg = divmod(spark_hash_long(int(key[0])), self.n)  # the group (``_grouping_keys``)
         yield from self.fns[slot]((kg,), iter(frames), _TwsState(self.row, now, self.buckets))
 
     def close(self) -> None:
