@@ -792,8 +792,11 @@ def _grouping_keys(groups: int) -> Any:
     it, and ``_KeyGroupProcessor`` gets the group back as its Spark hash."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
-    keys = F.array(*[F.lit(grouping_key(g)) for g in range(groups)]).cast("array<bigint>")
-    return F.element_at(keys, F.col("kg") + 1)
+    # One string literal, split and cast: Spark folds it into one array constant when it plans a
+    # micro-batch. (An array of literals is an expression per group: planning the micro-batch of
+    # 128 groups took ~50 ms longer, of 32,768 ~450 ms, and building it 15 s.)
+    listed = F.lit(",".join(str(grouping_key(g)) for g in range(groups)))
+    return F.element_at(F.split(listed, ",").cast("array<bigint>"), F.col("kg") + 1)
 
 
 def _batch_time_ms() -> Any:
