@@ -57,7 +57,6 @@ from fs_compat.runtime import (
     OperatorNode,
     SinkNode,
     SourceNode,
-    StepError,
     TimestampNode,
     end_order,
     sink_taker,
@@ -416,7 +415,7 @@ def batch_dataframe(spark: Any, node: Node, tag: str | None, config: LocalConfig
     DataFrame is used; steps with several consumers stay persisted."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    out = OutputColumns(output_type)
+    out = OutputColumns(output_type, node.name)  # its errors name the step
     frames, _cached = _build_frames(spark, upstream_of([node]), config, (node, tag, out))
     frame = frames[node.id]
     if frame.output:  # the step's run pass wrote the columns
@@ -424,16 +423,11 @@ def batch_dataframe(spark: Any, node: Node, tag: str | None, config: LocalConfig
     col = F.col("tag")
     df = frame.events().where((col.isNull() if tag is None else col == tag) & F.col("wm").isNull())
     schema = out.arrow_schema()
-    step = node.name
 
     def decode(batches: Iterator[Any]) -> Iterator[Any]:
         for batch in batches:
             values = [pickle.loads(v) for v in batch.column("v").to_pylist()]
-            try:
-                cols = out.columns(values)
-                encoded = out.record_batch([cols[n] for n in out.names], schema)
-            except TypeError as exc:  # what does not fit, named without the step
-                raise StepError(f"step '{step}': {exc}") from exc.__cause__ or exc
-            yield encoded
+            cols = out.columns(values)
+            yield out.record_batch([cols[n] for n in out.names], schema)
 
     return df.select("v").mapInArrow(worker_pass(decode), out.schema)

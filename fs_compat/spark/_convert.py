@@ -233,8 +233,8 @@ class OutputColumns:
         from pyspark.sql.types import BinaryType, StructField, StructType
 
         self.output_type = output_type
-        #: The step whose values these are, when its errors name it (``refused``; a streaming
-        #: query's). None: the caller names it (the batch target's ``ColumnWriter``).
+        #: The step whose values these are, which its errors name (``refused``; the Spark
+        #: targets give it). None: the caller names it, or nothing does (a TypeError).
         self.step = step
         if output_type is None or isinstance(output_type, PickledBytesTypeInfo):
             self.schema = StructType([StructField("value", BinaryType(), True)])

@@ -14,7 +14,7 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from fs_compat.runtime import LocalConfig, Node, Output, StepError, SubtaskRunner
+from fs_compat.runtime import LocalConfig, Node, Output, SubtaskRunner
 
 from ._convert import OutputColumns, dumps_events
 from ._counters import StepTally, TaskTally
@@ -99,10 +99,10 @@ class EventWriter:
 class ColumnWriter:
     """The values of one output (``tag``; None: the main output, whose values the runner puts in
     ``main``) of a run pass as ``to_dataframe``'s ``columns``, written out as Arrow record
-    batches; a value that does not fit them is a StepError naming ``step``."""
+    batches; a value that does not fit them is the StepError ``columns`` raises (they name the
+    step)."""
 
-    def __init__(self, step: str, tag: str | None, columns: OutputColumns) -> None:
-        self.step = step
+    def __init__(self, tag: str | None, columns: OutputColumns) -> None:
         self.want = tag
         self.columns = columns
         self.main: list[Any] | None = [] if tag is None else None
@@ -120,10 +120,7 @@ class ColumnWriter:
             self.main.clear()
         else:
             wanted = [v for t, v, _s, w in outs if w is None and t == self.want]
-        try:
-            cols = self.columns.columns(wanted)
-        except TypeError as exc:
-            raise StepError(f"step '{self.step}': {exc}") from exc
+        cols = self.columns.columns(wanted)
         for col, name in zip(self.cols, self.columns.names, strict=True):
             col.extend(cols[name])
 
@@ -132,10 +129,7 @@ class ColumnWriter:
 
     def flush(self) -> Any:
         """The values added since the last flush, as a record batch."""
-        try:
-            batch = self.columns.record_batch(self.cols, self.schema)
-        except TypeError as exc:  # what does not fit, named without the step
-            raise StepError(f"step '{self.step}': {exc}") from exc.__cause__ or exc
+        batch = self.columns.record_batch(self.cols, self.schema)
         for col in self.cols:
             col.clear()
         return batch
@@ -237,7 +231,7 @@ class RunPass:
     def writer(self) -> _Writer:
         if self.output is None:
             return EventWriter()
-        return ColumnWriter(self.step, *self.output)
+        return ColumnWriter(*self.output)
 
     def run(self, batches: Iterator[Any]) -> Iterator[Any]:
         """The run pass over one Spark partition's ``batches``."""
