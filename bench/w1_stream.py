@@ -438,11 +438,10 @@ def floor_frame(spark: Any, folder: str, variant: str) -> Any:
     if how == "stateless":
         df = source.repartition(groups, "key").mapInArrow(_stateless_count_sum, out_schema)
     elif how == "tws":
-        from fs_compat.spark._routing import grouping_key
+        from fs_compat.spark._stream import _grouping_keys  # fs-compat's grouping, as it plans it
 
         chunks = source.mapInArrow(_crc_chunks(groups), "kg INT, chunk BINARY")
-        keys = sf.array(*[sf.lit(grouping_key(g)) for g in range(groups)]).cast("array<bigint>")
-        chunks = chunks.withColumn("kg", sf.element_at(keys, sf.col("kg") + 1))
+        chunks = chunks.withColumn("kg", _grouping_keys(groups))
         df = chunks.groupBy("kg").transformWithStateInPandas(
             _tws_floor_processor(), outputStructType=out_schema, outputMode="Append", timeMode="None"
         )

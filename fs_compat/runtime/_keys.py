@@ -189,19 +189,23 @@ def java_bytes_hash(data: bytes) -> int:
     return _java_polynomial(array("b", data), 1)
 
 
-def murmur3_32(value: int, seed: int = 0) -> int:
-    """MurmurHash3 (x86, 32-bit) of the 4-byte int ``value`` with ``seed``, unsigned: Flink's
-    ``MathUtils.murmurHash`` (seed 0) and Spark's ``hash`` of an int column (seed 42) are this.
+def murmur3_32(value: int, seed: int = 0, size: int = 4) -> int:
+    """MurmurHash3 (x86, 32-bit) of the ``size``-byte (4 or 8) int ``value``, its low word first,
+    with ``seed``, unsigned: Flink's ``MathUtils.murmurHash`` (seed 0) and Spark's ``hash`` of an
+    int (seed 42) or bigint column (seed 42, size 8) are this.
 
-    >>> murmur3_32(0), murmur3_32(1), murmur3_32(1, 42)
-    (593689054, 4226891818, 3735386339)
+    >>> murmur3_32(0), murmur3_32(1), murmur3_32(1, 42), murmur3_32(0, 42, 8)
+    (593689054, 4226891818, 3735386339, 2624043101)
     """
-    k1 = (value & _MASK) * 0xCC9E2D51 & _MASK
-    k1 = ((k1 << 15) | (k1 >> 17)) & _MASK
-    k1 = k1 * 0x1B873593 & _MASK
-    h1 = (seed & _MASK) ^ k1
-    h1 = ((h1 << 13) | (h1 >> 19)) & _MASK
-    h1 = ((h1 * 5 + 0xE6546B64) & _MASK) ^ 4  # 4: the length in bytes
+    h1 = seed & _MASK
+    for shift in range(0, 8 * size, 32):
+        k1 = (value >> shift & _MASK) * 0xCC9E2D51 & _MASK
+        k1 = ((k1 << 15) | (k1 >> 17)) & _MASK
+        k1 = k1 * 0x1B873593 & _MASK
+        h1 ^= k1
+        h1 = ((h1 << 13) | (h1 >> 19)) & _MASK
+        h1 = (h1 * 5 + 0xE6546B64) & _MASK
+    h1 ^= size  # the length in bytes
     h1 ^= h1 >> 16
     h1 = h1 * 0x85EBCA6B & _MASK
     h1 ^= h1 >> 13

@@ -639,23 +639,13 @@ def _unshift(x: int, s: int) -> int:
 
 
 def spark_hash_long(value: int) -> int:
-    """Spark's ``hash`` of a ``bigint`` column value (Murmur3 x86 32-bit over its 8 bytes, low
-    word first, seed 42), signed, as its hash partitioning uses it.
+    """Spark's ``hash`` of a ``bigint`` column value (Murmur3 over its 8 bytes, seed 42), signed,
+    as its hash partitioning uses it (``spark_hash_int``'s, for ``bigint``).
 
     >>> spark_hash_long(0), spark_hash_long(grouping_key(5))
     (-1670924195, 5)
     """
-    h1 = 42
-    for word in (value & _M32, (value >> 32) & _M32):
-        k1 = _rotl(word * 0xCC9E2D51 & _M32, 15) * 0x1B873593 & _M32
-        h1 = (_rotl(h1 ^ k1, 13) * 5 + 0xE6546B64) & _M32
-    h1 ^= 8  # the length in bytes
-    h1 ^= h1 >> 16
-    h1 = h1 * 0x85EBCA6B & _M32
-    h1 ^= h1 >> 13
-    h1 = h1 * 0xC2B2AE35 & _M32
-    h1 ^= h1 >> 16
-    return h1 - (1 << 32) if h1 >= 1 << 31 else h1
+    return _signed(murmur3_32(value, 42, 8))
 
 
 @functools.cache
@@ -690,5 +680,9 @@ def spark_hash_int(value: int) -> int:
     Computed here rather than asked of Spark: asking costs a Spark job (or a call into Spark's
     JVM internals, which Spark Connect does not have) when a stage is planned; the function is
     fixed (Spark's bucketed tables depend on it) and tested against Spark's own ``hash``."""
-    h1 = murmur3_32(value, 42)
-    return h1 - (1 << 32) if h1 >= 1 << 31 else h1
+    return _signed(murmur3_32(value, 42))
+
+
+def _signed(h: int) -> int:
+    """The unsigned 32-bit ``h`` as Java's signed ``int``."""
+    return h - (1 << 32) if h >= 1 << 31 else h
