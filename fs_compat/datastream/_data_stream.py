@@ -1442,14 +1442,18 @@ class StreamExecutionEnvironment:
         unbounded = any(isinstance(n, ExternalSourceNode) and n.unbounded for n in upstream_of([node]))
         if unbounded or target == SPARK:
             return spark_dataframe(spark, node, tag, self._runtime_config(), output_type, clock=self._clock)
+        import pyarrow as pa
+
         from fs_compat.spark import OutputColumns
 
         values: list[Any] = []
         self._run([SinkNode("Collect", [Edge(node, side_tag=tag)], consume=values.append)], "to_dataframe")
-        out = OutputColumns(output_type)
+        # The values as Arrow, as both Spark targets convert them: a misfit is a StepError naming
+        # the step (``OutputColumns.refused``), never a value Spark's row conversion changes.
+        out = OutputColumns(output_type, node.name)
         cols = out.columns(values)
-        rows = list(zip(*(cols[name] for name in out.names), strict=True))
-        return spark.createDataFrame(rows, schema=out.schema)
+        batch = out.record_batch([cols[name] for name in out.names])
+        return spark.createDataFrame(pa.Table.from_batches([batch]), schema=out.schema)
 
     def enable_checkpointing(
         self, interval: int, mode: CheckpointingMode | None = None

@@ -373,40 +373,46 @@ def test_a_state_value_of_the_wrong_type_names_step_state_type_and_value() -> No
     assert isinstance(info.value.__cause__, TypeError)
 
 
-def _fails_on_spark(ds: Any, case: str, expected: str) -> None:
+def _fails_in_dataframe(ds: Any, case: str, expected: str) -> None:
     """Collecting ``ds.to_dataframe()`` fails with the StepError ``expected``, which fits the
-    documented template of ``case``."""
+    documented template of ``case``: in-process, ``to_dataframe()`` raises it (the job runs
+    there); on Spark the action fails with it in Spark's error text."""
     with pytest.raises(Exception) as info:
         ds.to_dataframe().collect()
-    assert re.search(re.escape(f"StepError: {expected}") + "(\n|$)", str(info.value))
+    text = f"StepError: {info.value}" if isinstance(info.value, StepError) else str(info.value)
+    assert re.search(re.escape(f"StepError: {expected}") + "(\n|$)", text)
     _check(case, expected, expected)
+
+
+#: ``to_dataframe()`` converts a stream's values as Spark's Arrow does on every target (the
+#: in-process run's values too), so both refuse the same misfits with the same StepError.
+dataframe_targets = pytest.mark.parametrize("target", ["local", "spark"])
 
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_an_output_of_the_wrong_type_on_spark_names_step_type_and_value() -> None:
+@dataframe_targets
+def test_an_output_of_the_wrong_type_in_a_dataframe_names_step_type_and_value(target: str) -> None:
+    env = _local if target == "local" else _spark
     # A value not of the declared type's class is stopped in the step that returns it, as in-process.
     fn = lambda v: v if v == 1 else "two"  # noqa: E731
-    ds = _spark().from_collection([1, 2]).key_by(lambda v: v).map(fn, output_type=Types.INT()).name("m")
+    ds = env().from_collection([1, 2]).key_by(lambda v: v).map(fn, output_type=Types.INT()).name("m")
     expected = (
         f"step 'm': function {fn.__qualname__} ({HERE}:{_line(fn)}) returned 'two' (str) for record 2 "
         "(key 2), declared output type Integer"
     )
-    _fails_on_spark(ds, "output of the declared type", expected)
+    _fails_in_dataframe(ds, "output of the declared type", expected)
     # A value of the type's class passes the step unchecked; Spark's Arrow conversion names it.
     ds = (
-        _spark()
-        .from_collection([1, 2])
-        .map(lambda v: v if v == 1 else 2**40, output_type=Types.INT())
-        .name("m")
+        env().from_collection([1, 2]).map(lambda v: v if v == 1 else 2**40, output_type=Types.INT()).name("m")
     )
     expected = (
         "step 'm': the value 1099511627776 does not fit the output type Integer: "
         "Value 1099511627776 too large to fit in C integer type"
     )
-    _fails_on_spark(ds, "output of the wrong type (Spark)", expected)
+    _fails_in_dataframe(ds, "output of the wrong type (Spark)", expected)
     rows = (
-        _spark()
+        env()
         .from_collection([1])
         .map(lambda v: Row(v, v), output_type=Types.ROW_NAMED(["id", "name"], [Types.INT(), Types.STRING()]))
         .name("r")
@@ -415,12 +421,12 @@ def test_an_output_of_the_wrong_type_on_spark_names_step_type_and_value() -> Non
         "step 'r': field 'name' of (1, 1) does not fit the output type "
         "RowTypeInfo(id: Integer, name: String): Expected bytes, got a 'int' object"
     )
-    _fails_on_spark(rows, "row field of the wrong type (Spark)", expected)
+    _fails_in_dataframe(rows, "row field of the wrong type (Spark)", expected)
     # A float for an integer field, from a step whose outputs are not checked against its declared
     # type (a flat_map): Arrow would store it truncated (pyarrow 26: ``pa.array([1.5],
     # pa.int64())`` is ``[1]``), so the adapter refuses it, naming it.
     floats = (
-        _spark()
+        env()
         .from_collection([1])
         .flat_map(
             lambda v: [Row(v, v + 0.5)], output_type=Types.ROW_NAMED(["id", "n"], [Types.INT(), Types.LONG()])
@@ -431,12 +437,14 @@ def test_an_output_of_the_wrong_type_on_spark_names_step_type_and_value() -> Non
         "step 'f': field 'n' of (1, 1.5) does not fit the output type "
         "RowTypeInfo(id: Integer, n: Long): 1.5 is a float, not an integer"
     )
-    _fails_on_spark(floats, "row field of the wrong type (Spark)", expected)
+    _fails_in_dataframe(floats, "row field of the wrong type (Spark)", expected)
 
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_a_float_inside_a_list_row_or_map_field_on_spark_names_field_record_and_type() -> None:
+@dataframe_targets
+def test_a_float_inside_a_list_row_or_map_field_in_a_dataframe_names_it(target: str) -> None:
+    env = _local if target == "local" else _spark
     # Arrow stores a float for an integer inside a list, a struct or a map truncated too
     # (``pa.array([[1.5]], pa.list_(pa.int64()))`` is ``[[1]]``): refused as at the top level.
     assert pa.array([[1.5]], pa.list_(pa.int64())).to_pylist() == [[1]]
@@ -464,15 +472,15 @@ def test_a_float_inside_a_list_row_or_map_field_on_spark_names_field_record_and_
         ),
     ]
     for fn, output_type, why in cases:
-        ds = _spark().from_collection([1]).flat_map(fn, output_type=output_type).name("f")
+        ds = env().from_collection([1]).flat_map(fn, output_type=output_type).name("f")
         case = (
             "output of the wrong type (Spark)"
             if why.startswith("the value")
             else "row field of the wrong type (Spark)"
         )
-        _fails_on_spark(ds, case, f"step 'f': {why}")
+        _fails_in_dataframe(ds, case, f"step 'f': {why}")
     # Integers (and None) inside pass, as before.
-    ok = _spark().from_collection([1]).flat_map(lambda v: [Row(v, [v, None])], output_type=lists)
+    ok = env().from_collection([1]).flat_map(lambda v: [Row(v, [v, None])], output_type=lists)
     assert [tuple(r) for r in ok.to_dataframe().collect()] == [(1, [1, None])]
 
 
