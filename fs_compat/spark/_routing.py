@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 import operator
 import pickle
+import sys
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -389,8 +391,8 @@ def chunks(
     """Records sent to ``groups`` (a key group or a subtask each; the first record's place
     ``first``, the others' following: one batch of a pass) as *chunks*, one per group in the
     order the groups first occur: the group, the chunk's first record's place, its ``v``
-    (``chunk``: the records' places after the first, their values, timestamps and keys known as
-    ``ki`` and ``ks`` would ship them, in input order) and its record count. Spark then moves,
+    (``chunk``: the records' places in the batch (``places``), their values, timestamps and keys
+    known as ``ki`` and ``ks`` would ship them, in input order) and its record count. Spark then moves,
     sorts and hands the next pass one row per group and batch instead of one per record: the
     streaming pre-pass's ~128 rows per 10,000 records (``bench/w1_stream.py``: PySpark's
     ``transformWithStateInPandas`` spends a Python loop per row on its input), a bounded route
@@ -401,17 +403,16 @@ def chunks(
     >>> gs, firsts, vs, ns = chunks([3, 5, 3], 100, ["a", "b", "c"], [7, 8, 9], ["x", 1, 2.5], False)
     >>> gs, firsts, ns
     ([3, 5], [100, 101], [2, 1])
-    >>> pickle.loads(vs[0])  # places after the first, values, timestamps, keys (2.5: not shipped)
-    ([0, 2], ['a', 'c'], [7, 9], ['x', None], False)
-    >>> read_chunk(vs[0])
-    ([0, 2], ['a', 'c'], [7, 9], ['x', None])
+    >>> places, values, stamps, keys = read_chunk(vs[0])  # keys: 2.5 is not shipped
+    >>> chunk_seqs(firsts[:1], [places]).tolist(), values, stamps, keys
+    ([100, 102], ['a', 'c'], [7, 9], ['x', None])
     >>> _gs, _fs, vs, _ns = chunks([3, 3], 0, ["a", "b"], [None, None], [None, None], False, placed=False)
     >>> pickle.loads(vs[0]), read_chunk(vs[0])  # timestamps and keys all None: one None each
     ((None, ['a', 'b'], None, None, False), (None, ['a', 'b'], [None, None], [None, None]))
     """
     known = known_keys(keys)
 
-    def blob(places: list[int] | None, take: Callable[[Sequence[Any]], list[Any]]) -> bytes:
+    def blob(places: bytes | None, take: Callable[[Sequence[Any]], list[Any]]) -> bytes:
         return chunk(places, take(values), take(stamps), take(known), each)
 
     return _grouped(groups, first, placed, blob)
@@ -435,15 +436,15 @@ def column_chunks(
     >>> gs, firsts, vs, ns = column_chunks([3, 5, 3], 100, [["a", "b", "c"], [1, 2, 3]], [7, 8, 9], 0)
     >>> gs, firsts, ns
     ([3, 5], [100, 101], [2, 1])
-    >>> read_chunk(vs[0])
-    ([0, 2], [('a', 1), ('c', 3)], [7, 9], ['a', 'c'])
-    >>> read_chunk(column_chunks([3, 3], 0, [["a", "b"], [1, 2]], [None, None], ["k", 2.5])[2][0])
-    ([0, 1], [('a', 1), ('b', 2)], [None, None], ['k', None])
+    >>> read_chunk(vs[0])[1:]
+    ([('a', 1), ('c', 3)], [7, 9], ['a', 'c'])
+    >>> read_chunk(column_chunks([3, 3], 0, [["a", "b"], [1, 2]], [None, None], ["k", 2.5])[2][0])[1:]
+    ([('a', 1), ('b', 2)], [None, None], ['k', None])
     """
     column = keys if isinstance(keys, int) else None
     known = known_keys(keys) if not isinstance(keys, int) else []
 
-    def blob(places: list[int] | None, take: Callable[[Sequence[Any]], list[Any]]) -> bytes:
+    def blob(places: bytes | None, take: Callable[[Sequence[Any]], list[Any]]) -> bytes:
         shipped = column if column is not None else take(known)
         return chunk(places, [take(c) for c in columns], take(stamps), shipped, _COLUMNS)
 
@@ -454,11 +455,12 @@ def _grouped(
     groups: Sequence[int],
     first: int,
     placed: bool,
-    blob: Callable[[list[int] | None, Callable[[Sequence[Any]], list[Any]]], bytes],
+    blob: Callable[[bytes | None, Callable[[Sequence[Any]], list[Any]]], bytes],
 ) -> tuple[list[int], list[int], list[bytes], list[int]]:
     """What ``chunks`` returns: the records' positions per group, in the order the groups first
-    occur, each group's ``v`` made by ``blob(places, take)`` (``take(seq)``: the group's items
-    of a sequence with an item per record, gathered in C)."""
+    occur, each group's ``v`` made by ``blob(places, take)`` (``places``: the positions packed,
+    ``pack_places``; ``take(seq)``: the group's items of a sequence with an item per record,
+    gathered in C)."""
     rows: dict[int, list[int]] = {}
     for i, g in enumerate(groups):
         at = rows.get(g)
@@ -468,12 +470,12 @@ def _grouped(
             at.append(i)
     blobs = []
     for at in rows.values():
-        start = at[0]
+        places = pack_places(at) if placed else None
         if len(at) == 1:
-            blobs.append(blob([0] if placed else None, lambda seq: [seq[start]]))  # noqa: B023 - called here
+            start = at[0]
+            blobs.append(blob(places, lambda seq: [seq[start]]))  # noqa: B023 - called here
             continue
         get = operator.itemgetter(*at)  # a chunk's records gathered in C, not a Python loop each
-        places = [i - start for i in at] if placed else None
         blobs.append(blob(places, lambda seq: list(get(seq))))  # noqa: B023 - called here
     return list(rows), [first + at[0] for at in rows.values()], blobs, [len(at) for at in rows.values()]
 
@@ -483,8 +485,38 @@ def _grouped(
 _COLUMNS = 2
 
 
+def pack_places(positions: Sequence[int]) -> bytes:
+    """A chunk's ``places``: its records' positions in their batch (each below 2**31), as
+    little-endian int32s, packed in C (``chunk_seqs`` reads them): no Python int per record to
+    compute, pickle or load on either side of the shuffle.
+
+    >>> pack_places([3, 5]).hex()
+    '0300000005000000'
+    """
+    packed = array("i", positions)
+    if sys.byteorder == "big":  # the reading side may be another machine: one byte order
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def chunk_seqs(seqs: Sequence[int], places: Sequence[bytes]) -> Any:
+    """The ``seq`` of each record of chunks whose first records' are ``seqs`` (their rows'), from
+    their ``places`` (``pack_places``), one chunk after the other, as a NumPy int64 array: for
+    all of them at once, in C.
+
+    >>> chunk_seqs([100, 7], [pack_places([3, 5, 9]), pack_places([0])]).tolist()
+    [100, 102, 106, 7]
+    """
+    import numpy as np
+
+    positions = np.frombuffer(b"".join(places), dtype="<i4").astype(np.int64)
+    starts = np.frombuffer(b"".join([p[:4] for p in places]), dtype="<i4")
+    sizes = [len(p) >> 2 for p in places]
+    return positions + np.repeat(np.asarray(seqs, dtype=np.int64) - starts, sizes)
+
+
 def chunk(
-    places: list[int] | None,
+    places: bytes | None,
     values: list[Any],
     stamps: list[int | None],
     keys: list[Any] | int,
@@ -509,9 +541,9 @@ def chunk(
     )
 
 
-def read_chunk(blob: bytes) -> tuple[list[int] | None, list[Any], list[int | None], list[Any]]:
-    """A chunk's places (None: not ``placed``), values, timestamps and keys (None where not
-    shipped), from its ``v`` (``chunk``)."""
+def read_chunk(blob: bytes) -> tuple[bytes | None, list[Any], list[int | None], list[Any]]:
+    """A chunk's places (``pack_places``, ``chunk_seqs``; None: not ``placed``), values, timestamps and keys
+    (None where not shipped), from its ``v`` (``chunk``)."""
     places, values, stamps, keys, each = pickle.loads(blob)
     if each == _COLUMNS:
         columns = values

@@ -154,7 +154,17 @@ from fs_compat.runtime import (
 from ._convert import OutputColumns, RowReader, dumps
 from ._events import watermark_column
 from ._progress import METRICS_COLUMN, metric_changes, runner_metrics, watch
-from ._routing import chunk, chunks, column_chunks, grouping_key, read_chunk, selects_field, spark_hash_long
+from ._routing import (
+    chunk,
+    chunk_seqs,
+    chunks,
+    column_chunks,
+    grouping_key,
+    pack_places,
+    read_chunk,
+    selects_field,
+    spark_hash_long,
+)
 from ._ship import check_shippable, ship_user_code
 from ._task import micro_batch_id
 from ._worker import worker_pass
@@ -1117,7 +1127,7 @@ def _chunk_to_every_group(
     if not values:
         return [], [], [], []
     n = len(values)
-    blob = chunk(list(range(n)), list(values), list(stamps), [None] * n, each)
+    blob = chunk(pack_places(range(n)), list(values), list(stamps), [None] * n, each)
     return list(groups), [first] * len(groups), [blob] * len(groups), [n] * len(groups)
 
 
@@ -1229,36 +1239,27 @@ class _Records:
         if counts is None or not _any_set(counts):  # one record a row (its key is not known)
             self._add(seq, chs, [loads(x) for x in v.tolist()], stamps, [None] * n)
             return
-        # Chunks (``chunks``), and maybe records: each chunk's records take its place, each
-        # with its own ``seq``.
-        all_seqs: list[int] = []
-        all_chs: list[int] = []
+        # Chunks (``chunks``), and maybe records (a chunk of one): each chunk's records take its
+        # place, each with its own ``seq`` (``chunk_seqs``: for all of them at once).
+        all_places: list[bytes] = []
         values: list[Any] = []
         all_stamps: list[int | None] = []
         all_keys: list[Any] = []
-        rows = zip(v.tolist(), seq.tolist(), chs.tolist(), stamps, counts.tolist(), strict=True)
-        for blob, first, ch, ts, count in rows:
+        for blob, ts, count in zip(v.tolist(), stamps, counts.tolist(), strict=True):
             if count is None or count != count:  # a record (null: None, or NaN in a float column)
-                all_seqs.append(first)
-                all_chs.append(ch)
+                all_places.append(_ONE_PLACE)
                 values.append(loads(blob))
                 all_stamps.append(ts)
                 all_keys.append(None)
                 continue
             places, chunk_values, chunk_stamps, chunk_keys = read_chunk(blob)
             assert places is not None  # the pre-pass's and a step's chunks are placed
-            all_seqs += [first + p for p in places]
-            all_chs += [ch] * len(places)
+            all_places.append(places)
             values += chunk_values
             all_stamps += chunk_stamps
             all_keys += chunk_keys
-        self._add(
-            np.array(all_seqs, dtype=np.int64),
-            np.array(all_chs, dtype=np.int64),
-            values,
-            all_stamps,
-            all_keys,
-        )
+        sizes = [len(p) >> 2 for p in all_places]
+        self._add(chunk_seqs(seq, all_places), np.repeat(chs, sizes), values, all_stamps, all_keys)
 
     def _add(self, seq: Any, chs: Any, values: list[Any], stamps: list[int | None], keys: list[Any]) -> None:
         self.n += len(values)
@@ -1294,6 +1295,10 @@ class _Records:
             return [(int(chs[0]), values, stamps, keys)]
         cuts = [0, *(np.flatnonzero(chs[1:] != chs[:-1]) + 1).tolist(), len(chs)]
         return [(int(chs[a]), values[a:b], stamps[a:b], keys[a:b]) for a, b in itertools.pairwise(cuts)]
+
+
+#: The ``places`` of a record in ``_Records``: a chunk of one, at its row's ``seq``.
+_ONE_PLACE = pack_places([0])
 
 
 def _numpy_columns(pdf: Any) -> dict[str, Any]:

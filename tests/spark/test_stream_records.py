@@ -27,7 +27,7 @@ from fs_compat.datastream.state import ValueStateDescriptor
 from fs_compat.runtime import ExternalSourceNode, KeyEncoder, LocalConfig, OperatorNode
 from fs_compat.spark import spark_session
 from fs_compat.spark._convert import OutputColumns
-from fs_compat.spark._routing import chunks, read_chunk
+from fs_compat.spark._routing import chunk_seqs, chunks, read_chunk
 from fs_compat.spark._stream import _STATE_FIELDS, Feed, _KeyGroups, _pre, _Records, _spark_schema
 
 pytestmark = [pytest.mark.spark]
@@ -114,8 +114,9 @@ def _records(pre: list[pa.RecordBatch]) -> list[tuple[int, int, Any, int | None]
         assert row["n"] is not None and row["ts"] is None and "ki" not in row and "ks" not in row
         places, values, stamps, keys = read_chunk(row["v"])
         assert places is not None  # the pre-pass's chunks give each record's place
-        assert len(places) == len(values) == len(stamps) == len(keys) == row["n"] and places[0] == 0
-        out += [(row["seq"] + p, row["kg"], k, t) for p, k, t in zip(places, keys, stamps, strict=True)]
+        seqs = chunk_seqs([row["seq"]], [places]).tolist()
+        assert len(seqs) == len(values) == len(stamps) == len(keys) == row["n"] and seqs[0] == row["seq"]
+        out += [(seq, row["kg"], k, t) for seq, k, t in zip(seqs, keys, stamps, strict=True)]
     return sorted(out)
 
 
