@@ -204,7 +204,8 @@ def end_of_run(run: int) -> int:
 #: The pre-pass's rows: key group, order, pickled value, timestamp, and the channel of the keyed
 #: step it arrives on (``Feed.ch``). A row with ``n`` set is a *chunk*: ``n`` records of one key
 #: group, in order, from one batch of a source's pass (``chunks``): ``seq`` is its first
-#: record's, ``v`` the pickled records' places after the first (their ``seq`` minus its), values,
+#: record's, ``v`` the pickled records' places in the batch (``pack_places``: a record's ``seq``
+#: is the first's plus its place minus the first's, ``chunk_seqs``), values,
 #: timestamps and keys where an ``int`` or a ``str``, or all of a column the key selector reads as
 #: it is (``column_chunks``; so the key-group pass need not run the key selector); ``ts`` null.
 #: A marker (``v`` null) carries a channel's watermark in ``ts``.
