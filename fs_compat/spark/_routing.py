@@ -499,10 +499,19 @@ def pack_places(positions: Sequence[int]) -> bytes:
     return packed.tobytes()
 
 
-def chunk_seqs(seqs: Sequence[int], places: Sequence[bytes]) -> Any:
+def place_counts(places: Sequence[bytes]) -> list[int]:
+    """How many records each chunk's ``places`` (``pack_places``) hold.
+
+    >>> place_counts([pack_places([3, 5, 9]), pack_places([0])])
+    [3, 1]
+    """
+    return [len(p) >> 2 for p in places]
+
+
+def chunk_seqs(seqs: Sequence[int], places: Sequence[bytes], counts: Sequence[int] | None = None) -> Any:
     """The ``seq`` of each record of chunks whose first records' are ``seqs`` (their rows'), from
-    their ``places`` (``pack_places``), one chunk after the other, as a NumPy int64 array: for
-    all of them at once, in C.
+    their ``places`` (``pack_places``; ``counts``: ``place_counts`` of them, when the caller has
+    it), one chunk after the other, as a NumPy int64 array: for all of them at once, in C.
 
     >>> chunk_seqs([100, 7], [pack_places([3, 5, 9]), pack_places([0])]).tolist()
     [100, 102, 106, 7]
@@ -511,7 +520,7 @@ def chunk_seqs(seqs: Sequence[int], places: Sequence[bytes]) -> Any:
 
     positions = np.frombuffer(b"".join(places), dtype="<i4").astype(np.int64)
     starts = np.frombuffer(b"".join([p[:4] for p in places]), dtype="<i4")
-    sizes = [len(p) >> 2 for p in places]
+    sizes = place_counts(places) if counts is None else counts
     return positions + np.repeat(np.asarray(seqs, dtype=np.int64) - starts, sizes)
 
 

@@ -161,6 +161,7 @@ from ._routing import (
     column_chunks,
     grouping_key,
     pack_places,
+    place_counts,
     read_chunk,
     selects_field,
     spark_hash_long,
@@ -1259,8 +1260,8 @@ class _Records:
             values += chunk_values
             all_stamps += chunk_stamps
             all_keys += chunk_keys
-        sizes = [len(p) >> 2 for p in all_places]
-        self._add(chunk_seqs(seq, all_places), np.repeat(chs, sizes), values, all_stamps, all_keys)
+        sizes = place_counts(all_places)  # each row's records: its channel's, repeated
+        self._add(chunk_seqs(seq, all_places, sizes), np.repeat(chs, sizes), values, all_stamps, all_keys)
 
     def _add(self, seq: Any, chs: Any, values: list[Any], stamps: list[int | None], keys: list[Any]) -> None:
         self.n += len(values)

@@ -12,7 +12,7 @@ import os
 import pickle
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -384,16 +384,19 @@ def _fails_in_dataframe(ds: Any, case: str, expected: str) -> None:
     _check(case, expected, expected)
 
 
-#: ``to_dataframe()`` converts a stream's values as Spark's Arrow does on every target (the
-#: in-process run's values too), so both refuse the same misfits with the same StepError.
-dataframe_targets = pytest.mark.parametrize("target", ["local", "spark"])
+@pytest.fixture(params=["local", "spark"])
+def env(request: pytest.FixtureRequest) -> Callable[[], StreamExecutionEnvironment]:
+    """An environment factory per target: ``to_dataframe()`` converts a stream's values as
+    Spark's Arrow does on every target (the in-process run's values too), so both refuse the
+    same misfits with the same StepError."""
+    return _local if request.param == "local" else _spark
 
 
 @pytest.mark.spark
 @pytest.mark.slow
-@dataframe_targets
-def test_an_output_of_the_wrong_type_in_a_dataframe_names_step_type_and_value(target: str) -> None:
-    env = _local if target == "local" else _spark
+def test_an_output_of_the_wrong_type_in_a_dataframe_names_step_type_and_value(
+    env: Callable[[], StreamExecutionEnvironment],
+) -> None:
     # A value not of the declared type's class is stopped in the step that returns it, as in-process.
     fn = lambda v: v if v == 1 else "two"  # noqa: E731
     ds = env().from_collection([1, 2]).key_by(lambda v: v).map(fn, output_type=Types.INT()).name("m")
@@ -442,9 +445,9 @@ def test_an_output_of_the_wrong_type_in_a_dataframe_names_step_type_and_value(ta
 
 @pytest.mark.spark
 @pytest.mark.slow
-@dataframe_targets
-def test_a_float_inside_a_list_row_or_map_field_in_a_dataframe_names_it(target: str) -> None:
-    env = _local if target == "local" else _spark
+def test_a_float_inside_a_list_row_or_map_field_in_a_dataframe_names_it(
+    env: Callable[[], StreamExecutionEnvironment],
+) -> None:
     # Arrow stores a float for an integer inside a list, a struct or a map truncated too
     # (``pa.array([[1.5]], pa.list_(pa.int64()))`` is ``[[1]]``): refused as at the top level.
     assert pa.array([[1.5]], pa.list_(pa.int64())).to_pylist() == [[1]]
