@@ -7,14 +7,15 @@ caught as they are planned (the functions ``mapInArrow`` is given, the processor
 ``transformWithStateInPandas`` is given); nothing is started. The replay then runs every
 micro-batch (200,000 events, ``key = i % 10,000``, Arrow batches of 10,000 as Spark reads them)
 through the passes in order, in one process: each ``mapInArrow`` function over its input's Arrow
-batches, then, per key group, Arrow -> pandas as PySpark converts a group, the processor's
+batches, then, per key group, Arrow -> pandas as PySpark's worker converts a group, the processor's
 ``handleInputRows`` (its ``ValueState`` and ``MapState`` in memory, for the group's key), and the
 frames it yields -> Arrow. It times each part and prints, per job, ms per micro-batch (the median
 over the batches after the first), split into:
 
 - ``map``: the ``mapInArrow`` passes (fs-compat's source pre-pass; the floor's chunk pre-pass);
-- ``to pandas`` / ``to arrow``: what PySpark's worker does around a call (here with pyarrow and
-  pandas directly; Spark's own conversion code costs more);
+- ``to pandas`` / ``to arrow``: what PySpark's worker does around a call, with PySpark 4.3's own
+  conversion code as its ``transformWithStateInPandas`` worker calls it (Arrow batch -> pandas,
+  rows by ``itertuples``, a frame per group; ``PandasToArrowConversion`` of each frame yielded);
 - ``calls``: ``handleInputRows`` (for fs-compat: its runtime, the user's functions, the state
   rows, the output frames);
 
@@ -166,7 +167,7 @@ class Replay:
 
     def __init__(self, passes: list[tuple[str, Any, Any]]) -> None:
         import pyarrow as pa
-        from pyspark.sql.pandas.types import to_arrow_schema
+        from pyspark.sql.types import StructField, StructType
 
         self.passes = passes
         self.handles = []
@@ -175,8 +176,10 @@ class Replay:
                 handle = _Handle()
                 processor.init(handle)
                 self.handles.append(handle)
+        #: Each ``tws`` pass's output as PySpark's worker wraps it (one struct column).
         self.schemas = [
-            to_arrow_schema(_parsed(schema)) if kind == "tws" else None for kind, _p, schema in passes
+            StructType([StructField("_0", _parsed(schema))]) if kind == "tws" else None
+            for kind, _p, schema in passes
         ]
         self.pa = pa
 
@@ -195,23 +198,54 @@ class Replay:
             handle = next(handles)
             table = pa.Table.from_batches(batches)
             table = table.append_column("now", pa.array([now] * table.num_rows, pa.int64()))
-            kgs = table.column("kg")
+            table = table.take(pc.sort_indices(table.column("kg")))  # Spark sorts by the group
+            started = time.perf_counter()
+            groups = _pandas_groups(table, table.schema.get_field_index("kg"))
+            took["to pandas"] += time.perf_counter() - started
             out: list[Any] = []
-            for kg in sorted(set(kgs.to_pylist())):
-                started = time.perf_counter()
-                pdf = table.filter(pc.equal(kgs, kg)).to_pandas()
-                took["to pandas"] += time.perf_counter() - started
+            for kg, pdf in groups:
                 key = (grouped(kg) if type(fn).__name__ == "_KeyGroupProcessor" else kg,)
                 handle.key = key
                 started = time.perf_counter()
                 frames = list(fn.handleInputRows(key, iter([pdf]), None))
                 took["calls"] += time.perf_counter() - started
                 started = time.perf_counter()
-                to_batch = pa.RecordBatch.from_pandas
-                out += [to_batch(f, schema=schema, preserve_index=False) for f in frames if len(f)]
+                out += [_to_arrow(f, schema) for f in frames]
                 took["to arrow"] += time.perf_counter() - started
-            batches = out
+            batches = [b for b in out if b.num_rows]
         return {part: 1000 * s for part, s in took.items()}
+
+
+def _pandas_groups(table: Any, key_index: int) -> list[tuple[int, Any]]:
+    """The frame of each group of ``table`` (sorted by the group's column, at ``key_index``), made
+    as PySpark 4.3's ``transformWithStateInPandas`` worker makes them (``worker.py``): each Arrow
+    batch (at most 10,000 rows, ``maxRecordsPerBatch``) to pandas by Spark's converter, its rows
+    by ``itertuples``, a group's rows into a ``DataFrame``."""
+    import itertools
+
+    import pandas as pd
+    from pyspark.sql.conversion import ArrowBatchTransformer
+
+    def rows() -> Iterator[Any]:
+        for batch in table.to_batches(max_chunksize=10_000):
+            series = ArrowBatchTransformer.to_pandas(batch, timezone="UTC")
+            yield from pd.concat(series, axis=1).itertuples(index=False)
+
+    every = list(range(table.num_columns))
+    return [
+        (int(kg), pd.DataFrame(list(group)).iloc[:, every])
+        for kg, group in itertools.groupby(rows(), key=lambda row: row[key_index])
+    ]
+
+
+def _to_arrow(frame: Any, schema: Any) -> Any:
+    """A frame a call yields as Arrow, as PySpark 4.3's worker converts it (``schema``: the
+    processor's output, wrapped as the worker wraps it; Spark's default settings)."""
+    from pyspark.sql.conversion import PandasToArrowConversion
+
+    return PandasToArrowConversion.convert(
+        [frame], schema, timezone="UTC", safecheck=False, arrow_cast=True, assign_cols_by_name=True
+    )
 
 
 def grouped(group: int) -> int:
