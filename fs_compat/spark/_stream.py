@@ -817,7 +817,11 @@ def _batch_time_ms() -> Any:
     same time). The key-group pass's processing time."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
-    return F.unix_millis(F.current_timestamp())
+    # Through ``reflect``, which Spark evaluates outside its generated code: as a literal (what
+    # ``current_timestamp()`` becomes in a micro-batch), the time made the stage's code new each
+    # micro-batch, for Janino and the JIT to compile again (2-3 classes a micro-batch).
+    millis = F.unix_millis(F.current_timestamp())
+    return F.reflect(F.lit("java.lang.String"), F.lit("valueOf"), millis).cast("long")
 
 
 def _markers(targets: Sequence[tuple[int, Sequence[int], int]]) -> Callable[[Iterator[Any]], Iterator[Any]]:
