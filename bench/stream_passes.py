@@ -240,12 +240,15 @@ def _pandas_groups(table: Any, key_index: int) -> list[tuple[int, Any]]:
 
 def _to_arrow(frame: Any, schema: Any) -> Any:
     """A frame a call yields as Arrow, as PySpark 4.3's worker converts it (``schema``: the
-    processor's output, wrapped as the worker wraps it; Spark's default settings)."""
+    processor's output, wrapped as the worker wraps it; Spark's default settings), then
+    unwrapped (as the JVM reads it: the next pass's input)."""
+    import pyarrow as pa
     from pyspark.sql.conversion import PandasToArrowConversion
 
-    return PandasToArrowConversion.convert(
+    wrapped = PandasToArrowConversion.convert(
         [frame], schema, timezone="UTC", safecheck=False, arrow_cast=True, assign_cols_by_name=True
     )
+    return pa.RecordBatch.from_struct_array(wrapped.column(0))
 
 
 def grouped(group: int) -> int:
