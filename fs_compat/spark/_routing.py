@@ -411,9 +411,16 @@ def chunks(
     ((None, ['a', 'b'], None, None, False), (None, ['a', 'b'], [None, None], [None, None]))
     """
     known = known_keys(keys)
+    some_stamps, some_keys = _some(stamps), _some(known)
 
     def blob(places: bytes | None, take: Callable[[Sequence[Any]], list[Any]]) -> bytes:
-        return chunk(places, take(values), take(stamps), take(known), each)
+        return chunk(
+            places,
+            take(values),
+            take(stamps) if some_stamps else None,
+            take(known) if some_keys else None,
+            each,
+        )
 
     return _grouped(groups, first, placed, blob)
 
@@ -443,12 +450,24 @@ def column_chunks(
     """
     column = keys if isinstance(keys, int) else None
     known = known_keys(keys) if not isinstance(keys, int) else []
+    some_stamps, some_keys = _some(stamps), _some(known)
 
     def blob(places: bytes | None, take: Callable[[Sequence[Any]], list[Any]]) -> bytes:
-        shipped = column if column is not None else take(known)
-        return chunk(places, [take(c) for c in columns], take(stamps), shipped, _COLUMNS)
+        shipped = column if column is not None else take(known) if some_keys else None
+        kept = take(stamps) if some_stamps else None
+        return chunk(places, [take(c) for c in columns], kept, shipped, _COLUMNS)
 
     return _grouped(groups, first, True, blob)
+
+
+def _some(items: Sequence[Any]) -> bool:
+    """Whether any of ``items`` is not None: a batch's timestamps or keys that are all None
+    need not be gathered per chunk (``chunk`` ships them as one None).
+
+    >>> _some([None, None]), _some([None, 1])
+    (False, True)
+    """
+    return items.count(None) != len(items)
 
 
 def _grouped(
@@ -527,8 +546,8 @@ def chunk_seqs(seqs: Sequence[int], places: Sequence[bytes], counts: Sequence[in
 def chunk(
     places: bytes | None,
     values: list[Any],
-    stamps: list[int | None],
-    keys: list[Any] | int,
+    stamps: list[int | None] | None,
+    keys: list[Any] | int | None,
     each: bool | int,
 ) -> bytes:
     """A chunk's ``v`` (``read_chunk`` reads it). With ``each``, the values are pickled as
@@ -537,14 +556,15 @@ def chunk(
     pickle would keep them one); else (a DataFrame source's records, which share nothing that
     can change) in the chunk's pickle; ``_COLUMNS``: ``values`` are the records' columns, and
     ``keys`` may be the number of the column holding them (``column_chunks``). Timestamps or
-    keys that are all None (no timestamps; no key shipped) are one None."""
+    keys that are all None (no timestamps; no key shipped) are one None, as is ``stamps`` or
+    ``keys`` None (the caller knows there are none: ``_some``)."""
     n = len(values[0]) if each == _COLUMNS else len(values)
     return dumps(
         (
             places,
             dumps_copies(values) if each == 1 else values,  # True == 1
-            None if stamps.count(None) == n else stamps,
-            None if not isinstance(keys, int) and keys.count(None) == n else keys,
+            None if stamps is None or stamps.count(None) == n else stamps,
+            None if keys is None or (not isinstance(keys, int) and keys.count(None) == n) else keys,
             each,
         )
     )
