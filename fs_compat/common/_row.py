@@ -260,6 +260,10 @@ class Row:
         return len(self._values)
 
 
+#: ``_Field``'s names before its first read: a list no row holds.
+_NO_READ: list[str] = []
+
+
 class _Field:
     """``row.name`` for a field ``name``, once some row's field was read so (``Row.__getattr__``
     puts it on the class): a read through ``__getattr__`` comes after Python's failed lookup of
@@ -267,19 +271,35 @@ class _Field:
     ``value.key``). Where the row has no such field, an AttributeError, as before (methods of
     Row are never shadowed: ``__getattr__`` runs only for names Row does not have)."""
 
-    __slots__ = ("name",)
+    __slots__ = ("_last", "name")
 
     def __init__(self, name: str) -> None:
         self.name = name
+        #: The last list of field names a read found this field in, and its position there (one
+        #: attribute, replaced whole: a thread never sees one's names with another's position).
+        #: Rows made in bulk share one list (``make_rows``), so a read of their field is an
+        #: identity check, not a search of the names (``list.index``); rows never change their
+        #: names in place (a new list replaces them).
+        self._last: tuple[list[str], int] = (_NO_READ, 0)
 
     def __get__(self, row: Row | None, owner: type | None = None) -> Any:
         if row is not None:
             fields = row._fields
-            if fields is not None:
+            seen, at = self._last
+            if fields is seen:
                 try:
-                    return row._values[fields.index(self.name)]
+                    return row._values[at]
+                except IndexError:
+                    pass
+            elif fields is not None:
+                try:
+                    at = fields.index(self.name)
+                    value = row._values[at]
                 except (IndexError, ValueError):
                     pass
+                else:
+                    self._last = (fields, at)
+                    return value
         raise AttributeError(self.name)
 
 
