@@ -338,7 +338,7 @@ class _HeapCell(_Bound):
         """The current key's value (``_empty`` when none)."""
         value = self._cache.get(self._backend.current_key_bytes, _MISS)
         if value.__class__ is _Raw:
-            return self._codec.decode(value.data)
+            return self._decoded(value)
         if value is _MISS:
             backend = self._backend
             pk = backend.current_key_bytes
@@ -351,16 +351,33 @@ class _HeapCell(_Bound):
             if raw is None:
                 value = self._cache[pk] = self._empty
                 return value
-            try:
-                value = self._codec.decode(raw)
-            except Exception as exc:  # bytes restored from a snapshot, written by another codec
-                raise StateAccessError(
-                    f"state '{self._spec.name}' of key {self._backend.current_key!r}: its stored bytes "
-                    f"cannot be decoded with {self._codec!r} ({type(exc).__name__}: {exc}); the state "
-                    "is corrupt or was written with another type"
-                ) from exc
-            self._cache[pk] = value if self._kept(value) else _Raw(raw)
+            return self._decoded(_Raw(raw))
         return value
+
+    def _decoded(self, raw: _Raw) -> Any:
+        """The current key's value from its bytes ``raw`` (cached, or read from the store); an
+        immutable one (``_kept``) is cached as the object from now on, any other stays encoded
+        and is decoded afresh on every read."""
+        try:
+            value = self._codec.decode(raw.data)
+        except Exception as exc:  # bytes restored from a snapshot, written by another codec
+            raise StateAccessError(
+                f"state '{self._spec.name}' of key {self._backend.current_key!r}: its stored bytes "
+                f"cannot be decoded with {self._codec!r} ({type(exc).__name__}: {exc}); the state "
+                "is corrupt or was written with another type"
+            ) from exc
+        self._cache[self._backend.current_key_bytes] = value if self._kept(value) else raw
+        return value
+
+    def prime(self, entries: Iterable[StateEntry]) -> None:
+        """Cache the bytes of restored ``entries`` (this state's, in ``key_group_entries``'
+        form) of keys not cached yet, so that a key's first read decodes them (``_decoded``)
+        without reading them from the store through a state bound to the key (``_cur``): what
+        an instance restored from a snapshot reads for every key it touches."""
+        cache = self._cache
+        for key, namespace, user_key, value in entries:
+            if not namespace and not user_key and key not in cache:
+                cache[key] = _Raw(value)
 
     def _put(self, value: Any) -> None:
         pk = self._backend.current_key_bytes
@@ -897,6 +914,7 @@ class KeyedStateBackend:
             view._bound_pk = None
             if isinstance(view, _HeapCell):
                 view.forget()
+                view.prime(stores.get(name, ()))
 
     def add_entries(
         self, key_group: int, signatures: Mapping[str, str], stores: Mapping[str, list[StateEntry]]
@@ -913,6 +931,8 @@ class KeyedStateBackend:
         self._restored_groups.add(key_group)
         for name, entries in stores.items():
             spec, view = self._specs.get(name), self._views.get(name)
+            if isinstance(view, _HeapCell):
+                view.prime(entries)
             if spec is None or view is None or spec.ttl is None:
                 continue
             factory = view.factory(key_group)
