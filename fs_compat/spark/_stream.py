@@ -714,11 +714,12 @@ def stream_dataframe(
         last = ahead is None  # the stage's outputs (its relay's too) are the job's
         schema = pre_schema
         if last:  # plus the column the calls' metrics travel in (``_progress``; dropped after it)
+            schema = _with_metrics(out.schema, channels)
             for fn in fns:
                 assert not isinstance(fn, _Lane)
                 fn.metrics_column = METRICS_COLUMN
                 fn.channel_column = CHANNEL_COLUMN if channels else None
-            schema = _with_metrics(out.schema, channels)
+                fn.frame_schema = schema
         df = _union(inputs)
         if i == 0:
             df = observe(df, 0, "events")
@@ -1744,6 +1745,9 @@ class _KeyGroups:
         #: The output's column of the subtask the rows come out of (``stream_dataframe``'s
         #: ``channels``), after the metrics'.
         self.channel_column: str | None = None
+        #: The Spark schema of the output's frames, those two columns included (None: the
+        #: output's own, ``OutputColumns.frame``).
+        self.frame_schema: Any = None
         self._metrics: bytes | None = None  # what the current call added to its steps' metrics
 
     def _new_group(self, kg: int) -> _Group:
@@ -1796,7 +1800,7 @@ class _KeyGroups:
                     p = self.keyed.parallelism or self.config.parallelism
                     index = subtask_of(kg, p, self.config.max_parallelism)
                     frame[self.channel_column] = [index] * len(results) + tail
-            yield self.out.frame(frame)
+            yield self.out.frame(frame, self.frame_schema)
 
     def _marks(self, row: _StateRow | None, batch: dict[int, int]) -> tuple[int | None, ...]:
         """Each channel's watermark after this call: the row's, or the markers' when above."""
@@ -2235,6 +2239,7 @@ class _Relay:
         self.onward = None if slot is None else _ToRelay(config, slot)
         self.metrics_column: str | None = None
         self.channel_column: str | None = None
+        self.frame_schema: Any = None  # as ``_KeyGroups``'
 
     @worker_pass
     def __call__(self, key: tuple[Any, ...], pdfs: Iterator[Any], state: Any) -> Iterator[Any]:
@@ -2254,7 +2259,7 @@ class _Relay:
             frame[self.metrics_column] = [None] * len(values)
             if self.channel_column is not None:
                 frame[self.channel_column] = [ch for ch, vs, _ts in runs for _v in vs]
-        yield self.out.frame(frame)
+        yield self.out.frame(frame, self.frame_schema)
 
 
 class _Lane:

@@ -278,37 +278,52 @@ def test_a_chunk_hands_values_from_user_functions_on_as_copies(each: bool) -> No
         assert values[0] is not values[2] and values[0] is not values[1][0]
 
 
-def test_output_frames_type_only_columns_whose_values_all_fit_and_arrow_reads_them_the_same() -> None:
-    """``OutputColumns.frame`` gives a ``LONG`` column of ints only as ``int64`` and a ``DOUBLE``
-    column of floats only as ``float64``; any other column (a null, a bool, an int beyond 64
-    bits, an int among floats) holds Python objects. Arrow makes of each frame what it makes of
-    the all-object frame the key-group pass gave before: the same values and nulls, or the same
-    refusal (a bool for a long, an int beyond 64 bits)."""
-    out = OutputColumns(Types.ROW_NAMED(["k", "n", "x"], [Types.STRING(), Types.LONG(), Types.DOUBLE()]))
-    schema = out.arrow_schema()
+def test_output_frames_hold_arrow_data_that_pyspark_converts_as_it_converted_object_columns() -> None:
+    """``OutputColumns.frame`` gives a ``STRING`` or ``LONG`` column as Arrow data of its type
+    (``ArrowExtensionArray``), a ``DOUBLE`` column of floats only as ``float64`` and any other
+    as Python objects. PySpark's own conversion (``PandasToArrowConversion``, as the
+    ``transformWithStateInPandas`` worker calls it) makes of each such frame what it makes of the
+    all-object frame the key-group pass gave before: the same values and nulls (NaN in a
+    ``DOUBLE`` column: null, as before). A value that does not fit (a bool for a long, an int
+    beyond 64 bits), which PySpark refused without naming it, ``frame`` refuses naming the field
+    and the record."""
+    from pyspark.sql.conversion import PandasToArrowConversion
+    from pyspark.sql.types import StructField, StructType
 
-    def arrow(frame: pd.DataFrame) -> Any:
+    out = OutputColumns(Types.ROW_NAMED(["k", "n", "x"], [Types.STRING(), Types.LONG(), Types.DOUBLE()]))
+    wrapped = StructType([StructField("_0", out.schema)])  # as PySpark's worker wraps it
+
+    def spark_arrow(frame: pd.DataFrame) -> Any:
         try:
-            return pa.Table.from_pandas(frame, schema=schema, preserve_index=False).to_pylist()
+            batch = PandasToArrowConversion.convert(
+                [frame], wrapped, timezone="UTC", safecheck=False, arrow_cast=True, assign_cols_by_name=True
+            )
         except (TypeError, ValueError, OverflowError, pa.ArrowException) as exc:
             return type(exc)
+        return pa.RecordBatch.from_struct_array(batch.column(0)).to_pylist()
 
-    cases = [
-        ({"k": ["a", "b"], "n": [1, -(2**63)], "x": [0.5, float("nan")]}, ["object", "int64", "float64"]),
-        ({"k": ["a", None], "n": [1, None], "x": [1, 2.5]}, ["object", "object", "object"]),
-        ({"k": ["a", "b"], "n": [True, 2**63 - 1], "x": [None, 0.25]}, ["object", "object", "object"]),
-        ({"k": ["a"], "n": [2**64], "x": [1.0]}, ["object", "object", "float64"]),
+    arrow_string, arrow_long = "string[pyarrow]", "int64[pyarrow]"
+    fitting = [
+        ({"k": ["a", "b"], "n": [1, -(2**63)], "x": [0.5, float("nan")]}, "float64"),
+        ({"k": ["a", None], "n": [1, None], "x": [1, 2.5]}, "object"),
     ]
     results = []
-    for columns, dtypes in cases:
+    for columns, x_type in fitting:
         frame = out.frame(columns)
-        assert [str(t) for t in frame.dtypes] == dtypes
-        results.append(arrow(frame))
-        assert results[-1] == arrow(pd.DataFrame(columns, dtype=object))
+        assert [str(t) for t in frame.dtypes] == [arrow_string, arrow_long, x_type]
+        results.append(spark_arrow(frame))
+        assert results[-1] == spark_arrow(pd.DataFrame(columns, dtype=object))
     assert results[0] == [{"k": "a", "n": 1, "x": 0.5}, {"k": "b", "n": -(2**63), "x": None}]
     assert results[1] == [{"k": "a", "n": 1, "x": 1.0}, {"k": None, "n": None, "x": 2.5}]
-    assert results[2] is pa.ArrowTypeError  # a bool is no long
-    assert results[3] is OverflowError
+    misfits = [
+        ({"k": ["a", "b"], "n": [True, 2**63 - 1], "x": [None, 0.25]}, "field 'n' of ('a', True, None)"),
+        ({"k": ["a"], "n": [2**64], "x": [1.0]}, f"field 'n' of ('a', {2**64}, 1.0)"),
+    ]
+    for columns, named in misfits:
+        assert isinstance(spark_arrow(pd.DataFrame(columns, dtype=object)), type)  # refused before
+        with pytest.raises(TypeError) as info:
+            out.frame(columns)
+        assert str(info.value).startswith(f"{named} does not fit the output type RowTypeInfo(k: String")
 
 
 def test_an_output_frame_refuses_a_float_in_an_integer_column() -> None:
@@ -325,7 +340,7 @@ def test_an_output_frame_refuses_a_float_in_an_integer_column() -> None:
         "RowTypeInfo(k: String, n: Long, x: Double): 2.5 is a float, not an integer"
     )
     frame = out.frame({"k": ["a", "b"], "n": [1, None], "x": [0.5, 1]})
-    assert frame["n"].tolist() == [1, None] and frame["x"].tolist() == [0.5, 1]
+    assert pa.array(frame["n"]).to_pylist() == [1, None] and frame["x"].tolist() == [0.5, 1]
     # Inside a list (a struct, a map) too: Arrow truncates there as well.
     nested = OutputColumns(Types.ROW_NAMED(["k", "xs"], [Types.STRING(), Types.LIST(Types.LONG())]))
     assert pa.Array.from_pandas(pd.Series([[1.5]], dtype=object), type=pa.list_(pa.int64())).to_pylist() == [
