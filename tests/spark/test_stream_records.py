@@ -24,7 +24,7 @@ from stream_query import MapStateDict
 from fs_compat.common import Duration, TimestampAssigner, Types, WatermarkStrategy
 from fs_compat.datastream import MapFunction, StreamExecutionEnvironment
 from fs_compat.datastream.state import ValueStateDescriptor
-from fs_compat.runtime import ExternalSourceNode, KeyEncoder, LocalConfig, OperatorNode
+from fs_compat.runtime import ExternalSourceNode, KeyEncoder, LocalConfig, OperatorNode, StepError
 from fs_compat.spark import spark_session
 from fs_compat.spark._convert import OutputColumns
 from fs_compat.spark._routing import chunk_seqs, chunks, read_chunk
@@ -278,6 +278,23 @@ def test_a_chunk_hands_values_from_user_functions_on_as_copies(each: bool) -> No
         assert values[0] is not values[2] and values[0] is not values[1][0]
 
 
+def _spark_arrow(out: OutputColumns, frame: pd.DataFrame) -> Any:
+    """The rows PySpark's own conversion (``PandasToArrowConversion``, as the
+    ``transformWithStateInPandas`` worker calls it, the schema wrapped as it wraps it) makes of
+    an output frame, or the type of the error it raises."""
+    from pyspark.sql.conversion import PandasToArrowConversion
+    from pyspark.sql.types import StructField, StructType
+
+    wrapped = StructType([StructField("_0", out.schema)])
+    try:
+        batch = PandasToArrowConversion.convert(
+            [frame], wrapped, timezone="UTC", safecheck=False, arrow_cast=True, assign_cols_by_name=True
+        )
+    except (TypeError, ValueError, OverflowError, pa.ArrowException) as exc:
+        return type(exc)
+    return pa.RecordBatch.from_struct_array(batch.column(0)).to_pylist()
+
+
 def test_output_frames_hold_arrow_data_that_pyspark_converts_as_it_converted_object_columns() -> None:
     """``OutputColumns.frame`` gives a ``STRING`` or ``LONG`` column as Arrow data of its type
     (``ArrowExtensionArray``), a ``DOUBLE`` column of floats only as ``float64`` and any other
@@ -287,20 +304,10 @@ def test_output_frames_hold_arrow_data_that_pyspark_converts_as_it_converted_obj
     ``DOUBLE`` column: null, as before). A value that does not fit (a bool for a long, an int
     beyond 64 bits), which PySpark refused without naming it, ``frame`` refuses naming the field
     and the record."""
-    from pyspark.sql.conversion import PandasToArrowConversion
-    from pyspark.sql.types import StructField, StructType
-
     out = OutputColumns(Types.ROW_NAMED(["k", "n", "x"], [Types.STRING(), Types.LONG(), Types.DOUBLE()]))
-    wrapped = StructType([StructField("_0", out.schema)])  # as PySpark's worker wraps it
 
     def spark_arrow(frame: pd.DataFrame) -> Any:
-        try:
-            batch = PandasToArrowConversion.convert(
-                [frame], wrapped, timezone="UTC", safecheck=False, arrow_cast=True, assign_cols_by_name=True
-            )
-        except (TypeError, ValueError, OverflowError, pa.ArrowException) as exc:
-            return type(exc)
-        return pa.RecordBatch.from_struct_array(batch.column(0)).to_pylist()
+        return _spark_arrow(out, frame)
 
     arrow_string, arrow_long = "string[pyarrow]", "int64[pyarrow]"
     fitting = [
@@ -324,6 +331,29 @@ def test_output_frames_hold_arrow_data_that_pyspark_converts_as_it_converted_obj
         with pytest.raises(TypeError) as info:
             out.frame(columns)
         assert str(info.value).startswith(f"{named} does not fit the output type RowTypeInfo(k: String")
+
+
+def test_an_output_frame_refuses_an_int_beyond_its_integer_type_which_pyspark_wrapped() -> None:
+    """A value of an ``INT`` output's class (an int) passes its step unchecked; beyond 32 bits,
+    PySpark's conversion of an object column wrapped it silently (2**31 became -2**31, as
+    ``safecheck`` is off in its worker). ``OutputColumns.frame`` refuses it, naming the value
+    and the type, as the bounded target's ``record_batch`` does."""
+    out = OutputColumns(Types.INT(), step="m")
+    assert _spark_arrow(out, pd.DataFrame({"value": [1, 2**31]}, dtype=object)) == [
+        {"value": 1},
+        {"value": -(2**31)},
+    ]
+    with pytest.raises(StepError) as info:
+        out.frame({"value": [1, 2**31]})
+    assert str(info.value) == (
+        "step 'm': the value 2147483648 does not fit the output type Integer: "
+        "Value 2147483648 too large to fit in C integer type"
+    )
+    assert _spark_arrow(out, out.frame({"value": [1, -(2**31), None]})) == [
+        {"value": 1},
+        {"value": -(2**31)},
+        {"value": None},
+    ]
 
 
 def test_an_output_frame_refuses_a_float_in_an_integer_column() -> None:
