@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from typing import Any
 
 from ._keys import ComplexKey, check_part
@@ -166,6 +167,27 @@ class MemoryKvStore(KvStore):
             if prefix[0] == kg
             for uk, value in entries.items()
         ]
+
+    def put_entries(self, key_group: bytes, entries: Iterable[tuple[bytes, bytes, bytes, bytes]]) -> None:
+        """``put`` of each ``(key, namespace, user_key, value)`` of ``entries`` in ``key_group``,
+        in order, without a ``ComplexKey`` each: ``complex_entries``' inverse (a restore of a key
+        group, or a write-back of many keys' values, writes them all).
+
+        >>> store = MemoryKvStore()
+        >>> store.put_entries(b"g", [(b"k", b"", b"u", b"v"), (b"j", b"", b"", b"w")])
+        >>> store.put_entries(b"g", [(b"k", b"", b"u", b"x")])
+        >>> sorted(store.complex_entries(b"g"))
+        [(b'j', b'', b'', b'w'), (b'k', b'', b'u', b'x')]
+        """
+        kg = check_part("key_group", key_group)
+        held = self._complex
+        for key, namespace, user_key, value in entries:
+            prefix = _checked(kg, key, namespace)
+            uk = user_key if type(user_key) is bytes else bytes(check_part("user_key", user_key))
+            found = held.get(prefix)
+            if found is None:
+                found = held[prefix] = {}
+            found[uk] = _value(value)
 
     def __len__(self) -> int:
         """Number of entries in both keyspaces."""

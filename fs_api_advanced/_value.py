@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Generic, TypeVar, overload
 
-from fs_api import KvStore
+from fs_api import KvStore, MemoryKvStore
 
 from ._base import HasStores, KeyedFactoryBase, as_bytes, require
 from ._codecs import Codec, PickleCodec, default_codec_for
@@ -81,6 +81,18 @@ class CellFactory(KeyedFactoryBase):
         """
         ns = as_bytes(f"{self._kind} state namespace", namespace)
         store, ttl = self._store, self._ttl
+        if ttl is None and isinstance(store, MemoryKvStore):  # in bulk: no ComplexKey per cell
+            puts: list[tuple[bytes, bytes, bytes, bytes]] = []
+            for primary_key, payload in cells:
+                pk = as_bytes(f"{self._kind} state primary_key", primary_key)
+                if payload is not None:
+                    puts.append((pk, ns, b"", payload))
+                    continue
+                store.put_entries(self._key_group, puts)  # the writes before it, first
+                puts = []
+                store.delete(self.complex_key(pk, ns))
+            store.put_entries(self._key_group, puts)
+            return
         for primary_key, payload in cells:
             pk = as_bytes(f"{self._kind} state primary_key", primary_key)
             if ttl is not None:  # stamped and tracked for cleanup, as a view does it

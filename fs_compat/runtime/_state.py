@@ -948,6 +948,9 @@ class KeyedStateBackend:
     def _put_entries(self, kgb: bytes, stores: Mapping[str, list[StateEntry]]) -> None:
         for name, entries in stores.items():
             store = self.store(name)
+            if isinstance(store, MemoryKvStore):
+                store.put_entries(kgb, entries)  # in bulk: no ComplexKey each
+                continue
             for key, ns, uk, value in entries:
                 store.put(ComplexKey(kgb, key, ns, uk), value)
 
