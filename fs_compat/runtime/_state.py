@@ -315,7 +315,8 @@ class _HeapCell(_Bound):
     the fs_api_advanced state does. Values reach the store (through the fs_api_advanced keyed
     state, so in its format) only when state leaves the process: ``flush``, which snapshots call,
     writes the keys written since the last flush, so unchanged keys keep their bytes. A key read
-    for the first time is read from the store once (state restored from a snapshot)."""
+    for the first time is read from the store once (state restored from a snapshot: its bytes
+    are cached when it is restored, ``prime``, and decoded at that first read)."""
 
     __slots__ = ("_cache", "_codec", "_dirty", "_kept", "_stored")
     #: What the cache holds for a key without a value.
