@@ -269,12 +269,9 @@ class OutputColumns:
             if type(f.dataType).__name__ not in _INTEGER_TYPES
             and (check := _unfit_inside(f.dataType)) is not None
         }
-        #: The columns ``frame`` gives a NumPy type when every value is of its Python class.
-        self._typed = {
-            f.name: _NUMPY_TYPES[type(f.dataType).__name__]
-            for f in self.schema.fields
-            if type(f.dataType).__name__ in _NUMPY_TYPES
-        }
+        #: The columns ``frame`` gives as ``float64`` when every value is a float (``DoubleType``;
+        #: the integer types are Arrow data there, ``_plain_types``).
+        self._floats = {f.name for f in self.schema.fields if type(f.dataType).__name__ == "DoubleType"}
 
     _width: int | None = None  # set when a value's fields go to the columns unchanged
     _plain: tuple[Any, dict[str, Any]] | None = None  # ``_plain_types``' last schema and answer
@@ -345,7 +342,7 @@ class OutputColumns:
         import numpy as np
         import pandas as pd
 
-        fromiter, typed = np.fromiter, self._typed
+        fromiter, floats = np.fromiter, self._floats
         self.refuse_unfit_integers(columns)
         plain = self._plain_types(self.schema if schema is None else schema)
         arrays = {}
@@ -353,15 +350,10 @@ class OutputColumns:
             arrow_type = plain.get(name)
             if arrow_type is not None:
                 arrays[name] = pd.arrays.ArrowExtensionArray(self._arrow_column(columns, col, arrow_type))
-                continue
-            numpy_type = typed.get(name)
-            if numpy_type is not None and set(map(type, col)) == {numpy_type[0]}:
-                try:
-                    arrays[name] = fromiter(col, numpy_type[1], len(col))
-                    continue
-                except OverflowError:  # an int beyond 64 bits: Arrow names it
-                    pass
-            arrays[name] = fromiter(col, object, len(col))
+            elif name in floats and set(map(type, col)) == {float}:
+                arrays[name] = fromiter(col, np.float64, len(col))
+            else:
+                arrays[name] = fromiter(col, object, len(col))
         return pd.DataFrame(arrays, copy=False)
 
     def _arrow_column(self, columns: dict[str, list[Any]], col: list[Any], arrow_type: Any) -> Any:
@@ -589,9 +581,6 @@ def _first_unfit(check: Callable[[Any], tuple[Any] | None], values: Any) -> tupl
                 return misfit
     return None
 
-
-#: ``OutputColumns.frame``'s typed columns: Spark type -> (Python class, NumPy type).
-_NUMPY_TYPES: dict[str, tuple[type, str]] = {"LongType": (int, "int64"), "DoubleType": (float, "float64")}
 
 _SEQUENCES = (tuple, list)
 _SEQUENCE_SET = frozenset(_SEQUENCES)
